@@ -1,0 +1,34 @@
+// Flags shared by every role of the one `tephra` binary. Names match Volcano's where the option exists.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace tephra::cmd {
+
+struct CommonFlags {
+  std::string kubeconfig;         // --kubeconfig, then $KUBECONFIG, then in-cluster
+  std::string master;             // --master: API server URL overriding the kubeconfig's
+  double kube_api_qps = 50;       // --kube-api-qps
+  int kube_api_burst = 100;       // --kube-api-burst
+  std::string log_level = "info"; // --log-level: trace|debug|info|warn|error
+  std::string metrics_addr;       // --metrics-addr host:port ("" = role default, "0" = off)
+  std::string health_addr;        // --health-addr host:port
+};
+
+// Adds the common flags to a role's subcommand.
+void AddCommonFlags(CLI::App* app, CommonFlags* flags);
+
+// Each role registers its subcommand; the callback runs the role and stores its exit code.
+void RegisterController(CLI::App& root, int* exit_code);
+void RegisterScheduler(CLI::App& root, int* exit_code);
+void RegisterWebhook(CLI::App& root, int* exit_code);
+void RegisterNodesim(CLI::App& root, int* exit_code);
+void RegisterCtl(CLI::App& root, int* exit_code);
+void RegisterVersion(CLI::App& root, int* exit_code);
+
+// For roles not built yet: prints why and exits non-zero (no silent stubs).
+int NotImplemented(const char* role, const char* issue);
+
+}  // namespace tephra::cmd

@@ -1,0 +1,206 @@
+// Field-preserving JSON codec helpers shared by every typed API object.
+//
+// The rule (issue #2): an object Tephra decodes and re-encodes must keep every field it does not model,
+// so an update written by Tephra never drops what a newer API version or another tool set. Each modeled
+// struct therefore carries `nlohmann::json extra` holding the keys it did not claim, at every level.
+//
+//   Status Decode(const json& j, Foo* out) {
+//     FieldReader r(j, &out->extra);        // extra = copy of j; each Get() moves its key out
+//     r.Get("name", &out->name);
+//     r.Get("spec", &out->spec);           // nested struct with its own Decode()
+//     return r.status();                   // first type error, naming the JSON path
+//   }
+//   void Encode(const Foo& in, json* j) {
+//     FieldWriter w(in.extra, j);          // start from the unknown fields
+//     w.Set("name", in.name);              // omitted when empty/zero (Go's omitempty)
+//   }
+//
+// Decode is strict about types ("spec.replicas: expected integer, got string") but never about unknown
+// keys. Decode never throws.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tephra/core/status.h"
+
+namespace tephra::api {
+
+using json = nlohmann::json;
+using core::Status;
+using core::StatusOr;
+
+// Types with `static Status Decode(const json&, T*)` style free functions are "codec types".
+// Overloads for primitives live here; each API header adds Decode/Encode for its structs.
+Status Decode(const json& j, std::string* out);
+Status Decode(const json& j, bool* out);
+Status Decode(const json& j, int32_t* out);
+Status Decode(const json& j, int64_t* out);
+Status Decode(const json& j, double* out);
+Status Decode(const json& j, json* out);  // raw passthrough (unmodeled subtrees)
+void Encode(const std::string& v, json* j);
+void Encode(bool v, json* j);
+void Encode(int32_t v, json* j);
+void Encode(int64_t v, json* j);
+void Encode(double v, json* j);
+void Encode(const json& v, json* j);
+
+template <typename T>
+Status Decode(const json& j, std::vector<T>* out) {
+  out->clear();
+  if (j.is_null()) return Status::OK();
+  if (!j.is_array()) return core::InvalidArgumentError(std::string("expected array, got ") + j.type_name());
+  out->reserve(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    T v{};
+    Status s = Decode(j[i], &v);
+    if (!s.ok()) return std::move(s).Annotate("[" + std::to_string(i) + "]");
+    out->push_back(std::move(v));
+  }
+  return Status::OK();
+}
+template <typename T>
+Status Decode(const json& j, std::map<std::string, T>* out) {
+  out->clear();
+  if (j.is_null()) return Status::OK();
+  if (!j.is_object()) return core::InvalidArgumentError(std::string("expected object, got ") + j.type_name());
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    T v{};
+    Status s = Decode(it.value(), &v);
+    if (!s.ok()) return std::move(s).Annotate("[" + it.key() + "]");
+    out->emplace(it.key(), std::move(v));
+  }
+  return Status::OK();
+}
+template <typename T>
+Status Decode(const json& j, std::optional<T>* out) {
+  if (j.is_null()) {
+    out->reset();
+    return Status::OK();
+  }
+  T v{};
+  Status s = Decode(j, &v);
+  if (!s.ok()) return s;
+  *out = std::move(v);
+  return Status::OK();
+}
+template <typename T>
+void Encode(const std::vector<T>& v, json* j) {
+  *j = json::array();
+  for (const auto& e : v) {
+    json x;
+    Encode(e, &x);
+    j->push_back(std::move(x));
+  }
+}
+template <typename T>
+void Encode(const std::map<std::string, T>& v, json* j) {
+  *j = json::object();
+  for (const auto& [k, e] : v) Encode(e, &(*j)[k]);
+}
+template <typename T>
+void Encode(const std::optional<T>& v, json* j) {
+  if (v) Encode(*v, j);
+  else *j = nullptr;
+}
+
+// Whether a value counts as empty for omitempty purposes.
+inline bool IsEmptyValue(const std::string& v) { return v.empty(); }
+inline bool IsEmptyValue(bool v) { return !v; }
+inline bool IsEmptyValue(int32_t v) { return v == 0; }
+inline bool IsEmptyValue(int64_t v) { return v == 0; }
+inline bool IsEmptyValue(double v) { return v == 0; }
+inline bool IsEmptyValue(const json& v) { return v.is_null(); }
+template <typename T>
+bool IsEmptyValue(const std::vector<T>& v) { return v.empty(); }
+template <typename T>
+bool IsEmptyValue(const std::map<std::string, T>& v) { return v.empty(); }
+template <typename T>
+bool IsEmptyValue(const std::optional<T>& v) { return !v.has_value(); }
+// Structs: empty when the encoding is an empty object.
+template <typename T>
+  requires std::is_class_v<T>
+bool IsEmptyValue(const T& v) {
+  json j;
+  Encode(v, &j);
+  return j.is_null() || (j.is_object() && j.empty());
+}
+
+// Reads known keys out of an object, leaving the rest in *extra.
+class FieldReader {
+ public:
+  FieldReader(const json& j, json* extra) : extra_(extra) {
+    if (j.is_object()) {
+      *extra_ = j;
+    } else {
+      *extra_ = json::object();
+      if (!j.is_null()) status_ = core::InvalidArgumentError(std::string("expected object, got ") + j.type_name());
+    }
+  }
+  template <typename T>
+  FieldReader& Get(std::string_view key, T* out) {
+    auto it = extra_->find(key);
+    if (it == extra_->end()) return *this;
+    if (status_.ok()) {
+      Status s = Decode(*it, out);
+      if (!s.ok()) status_ = std::move(s).Annotate(std::string(key));
+    }
+    extra_->erase(it);
+    return *this;
+  }
+  Status status() const { return status_; }
+
+ private:
+  json* extra_;
+  Status status_;
+};
+
+// Writes known keys on top of the unknown ones. Set() omits empty values (Go omitempty);
+// SetAlways() writes even zero values (fields without omitempty, or *int pointers that are set).
+class FieldWriter {
+ public:
+  FieldWriter(const json& extra, json* j) : j_(j) { *j_ = extra.is_object() ? extra : json::object(); }
+  template <typename T>
+  FieldWriter& Set(std::string_view key, const T& v) {
+    if (IsEmptyValue(v)) {
+      j_->erase(std::string(key));
+      return *this;
+    }
+    Encode(v, &(*j_)[std::string(key)]);
+    return *this;
+  }
+  template <typename T>
+  FieldWriter& SetAlways(std::string_view key, const T& v) {
+    Encode(v, &(*j_)[std::string(key)]);
+    return *this;
+  }
+
+ private:
+  json* j_;
+};
+
+// Convenience: decode a whole document, with a context prefix on errors.
+template <typename T>
+StatusOr<T> FromJson(const json& j) {
+  T out{};
+  Status s = Decode(j, &out);
+  if (!s.ok()) return s;
+  return out;
+}
+template <typename T>
+json ToJson(const T& v) {
+  json j;
+  Encode(v, &j);
+  return j;
+}
+// Parses text without throwing; rejects documents nested deeper than max_depth before building a DOM.
+StatusOr<json> ParseJson(std::string_view text, int max_depth = 512);
+
+}  // namespace tephra::api

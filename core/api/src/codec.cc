@@ -1,0 +1,103 @@
+#include "tephra/api/codec.h"
+
+#include <limits>
+
+namespace tephra::api {
+namespace {
+Status TypeError(const char* want, const json& j) {
+  return core::InvalidArgumentError(std::string("expected ") + want + ", got " + j.type_name());
+}
+}  // namespace
+
+Status Decode(const json& j, std::string* out) {
+  if (j.is_null()) {
+    out->clear();
+    return Status::OK();
+  }
+  if (!j.is_string()) return TypeError("string", j);
+  *out = j.get_ref<const std::string&>();
+  return Status::OK();
+}
+
+Status Decode(const json& j, bool* out) {
+  if (j.is_null()) {
+    *out = false;
+    return Status::OK();
+  }
+  if (!j.is_boolean()) return TypeError("boolean", j);
+  *out = j.get<bool>();
+  return Status::OK();
+}
+
+Status Decode(const json& j, int64_t* out) {
+  if (j.is_null()) {
+    *out = 0;
+    return Status::OK();
+  }
+  if (j.is_number_integer()) {
+    *out = j.get<int64_t>();
+    if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return core::InvalidArgumentError("integer out of range");
+    return Status::OK();
+  }
+  if (j.is_number_float()) {
+    double d = j.get<double>();
+    if (d != static_cast<double>(static_cast<int64_t>(d))) return TypeError("integer", j);
+    *out = static_cast<int64_t>(d);
+    return Status::OK();
+  }
+  return TypeError("integer", j);
+}
+
+Status Decode(const json& j, int32_t* out) {
+  int64_t v = 0;
+  Status s = Decode(j, &v);
+  if (!s.ok()) return s;
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+    return core::InvalidArgumentError("integer " + std::to_string(v) + " out of int32 range");
+  *out = static_cast<int32_t>(v);
+  return Status::OK();
+}
+
+Status Decode(const json& j, double* out) {
+  if (j.is_null()) {
+    *out = 0;
+    return Status::OK();
+  }
+  if (!j.is_number()) return TypeError("number", j);
+  *out = j.get<double>();
+  return Status::OK();
+}
+
+Status Decode(const json& j, json* out) {
+  *out = j;
+  return Status::OK();
+}
+
+void Encode(const std::string& v, json* j) { *j = v; }
+void Encode(bool v, json* j) { *j = v; }
+void Encode(int32_t v, json* j) { *j = v; }
+void Encode(int64_t v, json* j) { *j = v; }
+void Encode(double v, json* j) { *j = v; }
+void Encode(const json& v, json* j) { *j = v; }
+
+StatusOr<json> ParseJson(std::string_view text, int max_depth) {
+  // Depth is checked by the parser callback as the DOM is built, so a hostile document of 100,000
+  // nested arrays is refused before it exists (nlohmann's copy and dump() recurse per level).
+  int depth = 0;
+  bool too_deep = false;
+  auto cb = [&](int d, json::parse_event_t event, json&) -> bool {
+    if (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) {
+      depth = d;
+      if (d >= max_depth) too_deep = true;
+    }
+    (void)depth;
+    return !too_deep;  // discard (do not build) anything below the limit
+  };
+  json out = json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/false);
+  if (too_deep) return core::InvalidArgumentError("JSON nested deeper than " + std::to_string(max_depth) + " levels");
+  if (out.is_discarded()) return core::InvalidArgumentError("invalid JSON document");
+  return out;
+}
+
+}  // namespace tephra::api

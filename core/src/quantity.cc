@@ -1,0 +1,1 @@
+#include "tephra/core/quantity.h"  // placeholder, replaced by the quantity implementation
