@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,22 @@ using api::ResourceInfo;
 using core::Status;
 using core::StatusOr;
 
+// Lets another thread abort a blocking Watch promptly (Informer::Stop, tests). The transport registers how to
+// abort its in-flight stream; Cancel() runs that callback (or it runs at registration if already cancelled).
+class WatchCanceller {
+ public:
+  void Cancel();
+  bool cancelled() const;
+  // Returns false (and does not keep cb) when already cancelled: the caller must not start the stream.
+  bool SetCallback(std::function<void()> cb);
+  void ClearCallback();
+
+ private:
+  mutable std::mutex mu_;
+  bool cancelled_ = false;
+  std::function<void()> cb_;
+};
+
 struct ListOptions {
   std::string label_selector;
   std::string field_selector;
@@ -35,6 +52,8 @@ struct ListOptions {
   std::string resource_version;   // "" = quorum read, "0" = watch cache
   std::optional<int> timeout_seconds;
   bool allow_watch_bookmarks = false;
+  // Watch only: aborts the stream from another thread (Watch then returns kCancelled).
+  std::shared_ptr<WatchCanceller> canceller;
 };
 
 struct DeleteOptions {
