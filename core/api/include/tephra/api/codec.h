@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tephra/core/quantity.h"
 #include "tephra/core/status.h"
 
 namespace tephra::api {
@@ -51,6 +52,25 @@ void Encode(int32_t v, json* j);
 void Encode(int64_t v, json* j);
 void Encode(double v, json* j);
 void Encode(const json& v, json* j);
+// Quantities: decoded from a JSON string ("500m") or number (2, 0.5); encoded as the canonical string.
+// Declared here (not in core_v1.h) because Quantity lives in tephra::core, where argument-dependent lookup
+// from the container templates below would not find overloads declared later in tephra::api.
+Status Decode(const json& j, core::Quantity* out);
+void Encode(const core::Quantity& v, json* j);
+
+// Forward declarations so the container templates can nest in any order (vector<map<...>>, ...).
+template <typename T>
+Status Decode(const json& j, std::vector<T>* out);
+template <typename T>
+Status Decode(const json& j, std::map<std::string, T>* out);
+template <typename T>
+Status Decode(const json& j, std::optional<T>* out);
+template <typename T>
+void Encode(const std::vector<T>& v, json* j);
+template <typename T>
+void Encode(const std::map<std::string, T>& v, json* j);
+template <typename T>
+void Encode(const std::optional<T>& v, json* j);
 
 template <typename T>
 Status Decode(const json& j, std::vector<T>* out) {
@@ -118,6 +138,8 @@ inline bool IsEmptyValue(int32_t v) { return v == 0; }
 inline bool IsEmptyValue(int64_t v) { return v == 0; }
 inline bool IsEmptyValue(double v) { return v == 0; }
 inline bool IsEmptyValue(const json& v) { return v.is_null(); }
+// A resource.Quantity is a struct in Go, so omitempty never drops it.
+inline bool IsEmptyValue(const core::Quantity&) { return false; }
 template <typename T>
 bool IsEmptyValue(const std::vector<T>& v) { return v.empty(); }
 template <typename T>
@@ -134,6 +156,9 @@ bool IsEmptyValue(const T& v) {
 }
 
 // Reads known keys out of an object, leaving the rest in *extra.
+//
+// An object with no unknown keys leaves *extra null rather than an empty object: an empty
+// nlohmann object still allocates, and informer caches hold 150k pods with a dozen structs each.
 class FieldReader {
  public:
   FieldReader(const json& j, json* extra) : extra_(extra) {
@@ -156,6 +181,11 @@ class FieldReader {
     return *this;
   }
   Status status() const { return status_; }
+  ~FieldReader() {
+    if (extra_->is_object() && extra_->empty()) *extra_ = nullptr;
+  }
+  FieldReader(const FieldReader&) = delete;
+  FieldReader& operator=(const FieldReader&) = delete;
 
  private:
   json* extra_;
@@ -165,10 +195,29 @@ class FieldReader {
 // Writes known keys on top of the unknown ones. Set() omits empty values (Go omitempty);
 // SetAlways() writes even zero values (fields without omitempty, or *int pointers that are set).
 class FieldWriter {
+  template <typename T>
+  struct IsContainer : std::false_type {};
+  template <typename T>
+  struct IsContainer<std::vector<T>> : std::true_type {};
+  template <typename T>
+  struct IsContainer<std::map<std::string, T>> : std::true_type {};
+  template <typename T>
+  struct IsContainer<std::optional<T>> : std::true_type {};
+
  public:
   FieldWriter(const json& extra, json* j) : j_(j) { *j_ = extra.is_object() ? extra : json::object(); }
   template <typename T>
   FieldWriter& Set(std::string_view key, const T& v) {
+    if constexpr (std::is_class_v<T> && !std::is_same_v<T, std::string> && !std::is_same_v<T, json> &&
+                  !std::is_same_v<T, core::Quantity> && !IsContainer<T>::value) {
+      // Structs: encode once and test the result, instead of encoding twice (IsEmptyValue would
+      // re-encode the subtree at every nesting level).
+      json tmp;
+      Encode(v, &tmp);
+      if (tmp.is_null() || (tmp.is_object() && tmp.empty())) j_->erase(std::string(key));
+      else (*j_)[std::string(key)] = std::move(tmp);
+      return *this;
+    }
     if (IsEmptyValue(v)) {
       j_->erase(std::string(key));
       return *this;

@@ -1,0 +1,69 @@
+// Admission validation (volcano-compat.md 5.2-5.4) as pure functions over typed objects.
+//
+// Every problem is a FieldError{path, message}; an empty vector means valid. Paths use JSON names with
+// indices ("spec.tasks[1].minAvailable"). Messages match Volcano's where volcano-compat.md quotes them; the
+// webhook joins them with JoinFieldErrors() for the AdmissionReview message.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tephra/api/batch.h"
+#include "tephra/api/core_v1.h"
+#include "tephra/api/flow.h"
+#include "tephra/api/lookup.h"
+#include "tephra/api/scheduling.h"
+#include "tephra/api/topology.h"
+
+namespace tephra::api {
+
+struct FieldError {
+  std::string path;
+  std::string message;
+  friend bool operator==(const FieldError&, const FieldError&) = default;
+};
+using FieldErrors = std::vector<FieldError>;
+
+// "spec.tasks[0].name: duplicated task name task-1; spec.minAvailable: ..." (empty when no errors).
+std::string JoinFieldErrors(const FieldErrors& errors);
+
+enum class AdmissionOp { kCreate, kUpdate, kDelete };
+
+// Plugins the webhook accepts (4); unknown ones are rejected.
+inline const std::vector<std::string>& KnownJobPlugins() {
+  static const std::vector<std::string> kPlugins = {"env",  "svc",        "ssh", "pytorch",
+                                                    "mpi",  "tensorflow", "ray", "hcclrank"};
+  return kPlugins;
+}
+
+// 5.2 CREATE. `lookup` answers queue existence/state and PVC existence.
+FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup);
+// 5.2 UPDATE: only minAvailable, tasks[*].replicas/minAvailable, priorityClassName (and generated
+// volumeClaimName) may change; plus VAP rules (queue immutable, non-negative counters, DNS-1123 task names).
+FieldErrors ValidateJobUpdate(const Job& old_job, const Job& new_job);
+
+struct QueueValidationConfig {
+  int max_queue_depth = 5;                    // --max-queue-depth
+  bool enable_root_queue_protection = true;   // --enable-root-queue-protection
+  bool enable_allocated_pods_check = false;   // --enable-queue-allocated-pods-check
+};
+// 5.3. `old_queue` is required for kUpdate (nullptr otherwise); for kDelete only `queue.metadata.name`
+// matters.
+FieldErrors ValidateQueue(AdmissionOp op, const Queue* old_queue, const Queue& queue, const ClusterLookup& lookup,
+                          const QueueValidationConfig& config = {});
+// 5.4: queue exists and is Open; topology exclusivity (including subGroupPolicy).
+FieldErrors ValidatePodGroup(const PodGroup& pg, const ClusterLookup& lookup);
+// 5.4: flow names unique, dependsOn targets defined, graph acyclic ("jobflow Flow is not DAG").
+FieldErrors ValidateJobFlow(const JobFlow& flow);
+// 5.4: >= 1 member, exactly one selector, exactMatch name set, regex compiles, labelMatch only for Node.
+FieldErrors ValidateHyperNode(const HyperNode& hn);
+// 5.4 pod validation: not both jdb annotations; values a positive int or "1%".."99%".
+FieldErrors ValidatePodJdb(const Pod& pod);
+
+// Name checks shared with the controller.
+bool IsDns1123Label(std::string_view s);      // [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63
+bool IsDns1123Subdomain(std::string_view s);  // labels joined by '.', <= 253
+// Kubernetes "qualified name": [prefix/]name, name <= 63 of [A-Za-z0-9_.-], alphanumeric at both ends.
+bool IsQualifiedName(std::string_view s);
+
+}  // namespace tephra::api
