@@ -1,0 +1,71 @@
+// SchedulerConf: Volcano's scheduler configuration, field for field (volcano-compat 8.1). The scheduler
+// process parses YAML into this struct; the core validates it and never reads files.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tephra/core/status.h"
+
+namespace tephra::sched {
+
+class PluginRegistry;
+
+struct PluginOption {
+  std::string name;
+  // Volcano's per-plugin switches; nullopt = default (true, except enable_hierarchy which defaults false).
+  std::optional<bool> enable_job_order, enable_job_ready, enable_job_pipelined, enable_task_order,
+      enable_preemptable, enable_reclaimable, enable_preemptive, enable_queue_order, enable_predicate,
+      enable_best_node, enable_node_order, enable_target_job, enable_reserved_nodes, enable_job_enqueued,
+      enabled_victim, enable_job_starving, enabled_overused, enabled_allocatable, enabled_hyper_node_order,
+      enabled_sub_job_ready, enabled_sub_job_pipelined, enabled_sub_job_order, enabled_hyper_node_gradient,
+      enable_hierarchy;
+  // Arguments as strings exactly as written in YAML ("binpack.weight": "10"); plugins parse them.
+  std::map<std::string, std::string> arguments;
+};
+
+struct Tier {
+  std::vector<PluginOption> plugins;
+};
+
+struct ActionConfiguration {
+  std::string name;  // action name
+  std::map<std::string, std::string> arguments;
+};
+
+// Settings with no Volcano YAML equivalent (Tephra-specific; the scheduler process exposes them as flags).
+struct CoreOptions {
+  // Unschedulable gangs whose inputs did not change are retried at least every N cycles (0 = every cycle).
+  int retry_unchanged_every_cycles = 10;
+  // Node label keys that define a leaf/spine/... hierarchy when the cluster has no HyperNode objects:
+  // key i gives tier i+1. A node with label <key>=<v> belongs to synthetic HyperNode "<key>=<v>".
+  std::vector<std::string> topology_label_keys = {"volcano.sh/hypernode-leaf", "volcano.sh/hypernode-spine"};
+};
+
+struct SchedulerConf {
+  std::vector<std::string> actions;  // e.g. {"enqueue", "allocate", "backfill"}
+  std::vector<Tier> tiers;
+  std::vector<ActionConfiguration> configurations;
+  CoreOptions core;
+
+  // Helm default (volcano-compat 8.1): enqueue, allocate, backfill; priority/gang/conformance;
+  // overcommit/drf/predicates/proportion/nodeorder/binpack.
+  static SchedulerConf Default();
+  // Parses Volcano's comma-separated `actions: "enqueue, allocate, backfill"` string.
+  static std::vector<std::string> ParseActions(const std::string& csv);
+
+  const ActionConfiguration* FindConfiguration(const std::string& action) const;
+
+  // Rejects: unknown action names; plugin names that are neither registered nor known Volcano plugins;
+  // duplicate plugin names across tiers; `proportion` together with `drf` enableHierarchy=true.
+  // Known Volcano actions/plugins that Tephra does not implement are reported in *warnings and skipped.
+  core::Status Validate(const PluginRegistry& registry, std::vector<std::string>* warnings = nullptr) const;
+};
+
+// Reads a boolean/int/double argument ("true", "10", "0.8"); returns fallback when absent or malformed.
+bool ArgBool(const std::map<std::string, std::string>& args, const std::string& key, bool fallback);
+double ArgDouble(const std::map<std::string, std::string>& args, const std::string& key, double fallback);
+
+}  // namespace tephra::sched

@@ -1,0 +1,188 @@
+// Session / plugin framework (Volcano's model, volcano-compat 8.2-8.3).
+//
+// A Plugin overrides only the hooks it implements and declares them in Hooks(); the Session builds one
+// dispatch list per hook from the configured tiers, honouring each plugin's enable* switch, and combines
+// results with Volcano's rules:
+//   JobOrder/TaskOrder/QueueOrder   first non-zero comparison wins (tiers in order), then creation, then uid
+//   JobValid                        first failing plugin rejects
+//   JobReady/Predicate/Allocatable  all must pass
+//   JobPipelined/JobEnqueueable     any Reject -> false; a tier with a Permit -> true; default true
+//   NodeOrder                       summed
+//   Overused                        any true
+// Predicates are split in two so results can be shared: StaticPredicate depends only on the task's shape
+// and the node's spec (labels, taints, readiness) and is cached per (shape, node version); DynamicPredicate
+// depends on usage and is evaluated at placement time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tephra/core/clock.h"
+#include "tephra/core/status.h"
+#include "tephra/sched/cluster_state.h"
+#include "tephra/sched/config.h"
+#include "tephra/sched/result.h"
+#include "tephra/sched/statement.h"
+#include "tephra/sched/types.h"
+
+namespace tephra::sched {
+
+class Session;
+
+enum class Vote : int8_t { kAbstain = 0, kPermit = 1, kReject = -1 };
+
+// Bit per hook; a plugin returns the OR of the hooks it implements.
+enum Hook : uint32_t {
+  kHookJobOrder = 1u << 0,
+  kHookTaskOrder = 1u << 1,
+  kHookQueueOrder = 1u << 2,
+  kHookJobValid = 1u << 3,
+  kHookJobReady = 1u << 4,
+  kHookJobPipelined = 1u << 5,
+  kHookJobEnqueueable = 1u << 6,
+  kHookOverused = 1u << 7,
+  kHookAllocatable = 1u << 8,
+  kHookPredicate = 1u << 9,   // StaticPredicate and/or DynamicPredicate
+  kHookNodeOrder = 1u << 10,
+  kHookHyperNodeOrder = 1u << 11,
+};
+
+struct ValidateResult {
+  bool pass = true;
+  std::string reason;   // "NotEnoughTasks", "NotEnoughPodsOfTask"
+  std::string message;
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string Name() const = 0;
+  virtual uint32_t Hooks() const = 0;
+  virtual void OnSessionOpen(Session& ssn) {}
+  virtual void OnSessionClose(Session& ssn) {}
+
+  // Orders: negative when a goes first.
+  virtual int JobOrder(const Session&, const JobInfo& a, const JobInfo& b) const { return 0; }
+  virtual int TaskOrder(const Session&, const TaskInfo& a, const TaskInfo& b) const { return 0; }
+  virtual int QueueOrder(const Session&, const QueueInfo& a, const QueueInfo& b) const { return 0; }
+  virtual ValidateResult JobValid(const Session&, const JobInfo&) const { return {}; }
+  virtual bool JobReady(const Session&, const JobInfo&) const { return true; }
+  virtual Vote JobPipelined(const Session&, const JobInfo&) const { return Vote::kAbstain; }
+  virtual Vote JobEnqueueable(const Session&, const JobInfo&) const { return Vote::kAbstain; }
+  virtual bool Overused(const Session&, const QueueInfo&) const { return false; }
+  virtual bool Allocatable(const Session&, const QueueInfo&, const TaskInfo&) const { return true; }
+  // Return "" when the node passes, else a fit-error reason such as "node(s) had untolerated taint {k: v}".
+  // Messages are aggregated Volcano-style: "<count> <reason>".
+  virtual std::string StaticPredicate(const Session&, const TaskInfo&, const NodeInfo&) const { return {}; }
+  virtual std::string DynamicPredicate(const Session&, const TaskInfo&, const NodeInfo&) const { return {}; }
+  // Contract for NodeScore: the score of node N for task T may change only when N changes (its version)
+  // or when the same job places a task on N. The allocate action relies on this to keep per-shape score
+  // heaps instead of rescoring every node for every task (topology preferences that span several nodes
+  // are expressed through HyperNodeOrder instead).
+  virtual double NodeScore(const Session&, const TaskInfo&, const NodeInfo&) const { return 0; }
+  // Higher is better; used to rank HyperNodes of one tier that can hold a job.
+  virtual double HyperNodeScore(const Session&, const JobInfo&, const std::string& hypernode) const { return 0; }
+};
+
+using PluginFactory = std::function<std::unique_ptr<Plugin>(const PluginOption& option)>;
+
+class PluginRegistry {
+ public:
+  // AlreadyExists on duplicate names.
+  core::Status Register(const std::string& name, PluginFactory factory);
+  bool Has(const std::string& name) const { return factories_.count(name) > 0; }
+  std::unique_ptr<Plugin> Create(const PluginOption& option) const;  // nullptr if unknown
+  std::vector<std::string> Names() const;
+  // gang, priority, conformance, drf, proportion, overcommit, predicates, nodeorder, binpack,
+  // task-topology, network-topology-aware.
+  static PluginRegistry Builtin();
+
+ private:
+  std::map<std::string, PluginFactory> factories_;
+};
+
+// A configured plugin instance; instances live across cycles (created at Create()/UpdateConf()).
+struct PluginSlot {
+  std::unique_ptr<Plugin> plugin;
+  PluginOption option;
+  int tier = 0;
+};
+
+class Session {
+ public:
+  Session(ClusterState* state, const SchedulerConf* conf, std::vector<PluginSlot>* plugins, WallTime now,
+          const core::Clock* clock, CycleResult* out);
+
+  ClusterState& state() { return *state_; }
+  const ClusterState& state() const { return *state_; }
+  const SchedulerConf& conf() const { return *conf_; }
+  WallTime now() const { return now_; }
+  CycleResult& result() { return *out_; }
+  const HyperNodeView& hypernodes() const { return state_->Topology(); }
+  const NodeInfo& node(int slot) const { return state_->NodeAt(slot); }
+  // Alive, ready and schedulable-by-spec nodes, sorted by name (the deterministic candidate order).
+  const std::vector<int>& node_order() const { return state_->SchedulableNodes(); }
+  Resource total_allocatable() const { return state_->TotalAllocatable(); }
+
+  // ---- combined hooks (8.3) ----
+  bool JobLess(const JobInfo& a, const JobInfo& b) const;
+  bool TaskLess(const TaskInfo& a, const TaskInfo& b) const;
+  bool QueueLess(const QueueInfo& a, const QueueInfo& b) const;
+  ValidateResult JobValid(const JobInfo& job) const;
+  bool JobReady(const JobInfo& job) const;
+  bool JobPipelined(const JobInfo& job) const;
+  bool JobEnqueueable(const JobInfo& job) const;
+  bool Overused(const QueueInfo& q) const;
+  bool Allocatable(const QueueInfo& q, const TaskInfo& t) const;
+  std::string StaticPredicate(const TaskInfo& t, const NodeInfo& n) const;
+  std::string DynamicPredicate(const TaskInfo& t, const NodeInfo& n) const;
+  double NodeScore(const TaskInfo& t, const NodeInfo& n) const;
+  double HyperNodeScore(const JobInfo& job, const std::string& hypernode) const;
+  bool HasHook(Hook h) const;
+
+  // Per-action arguments from `configurations`.
+  const std::map<std::string, std::string>& ActionArgs(const std::string& action) const;
+
+  // Fit errors collected during allocation, consumed by gang at session close.
+  void RecordFitErrors(const std::string& job, int unschedulable_tasks, std::string message);
+  struct JobFitError { int unschedulable = 0; std::string message; };
+  const std::map<std::string, JobFitError>& fit_errors() const { return fit_errors_; }
+  // Jobs the allocate action successfully committed this cycle.
+  std::map<std::string, bool>& scheduled_jobs() { return scheduled_jobs_; }
+  // Pipelined placements to undo at session close.
+  std::vector<Statement::Entry>& pipelined() { return pipelined_; }
+
+  void Open();
+  void Close();
+  // Microsecond timer on the injected clock (0 without a clock).
+  int64_t NowUs() const;
+  void AddPluginTime(const std::string& plugin, int64_t us) { out_->metrics.plugin_us[plugin] += us; }
+
+  // Plugin state other plugins may read (e.g. proportion's per-queue deserved share).
+  std::map<std::string, Resource>& queue_deserved() { return queue_deserved_; }
+  const std::map<std::string, Resource>& queue_deserved() const { return queue_deserved_; }
+
+ private:
+  struct Bound {
+    Plugin* plugin;
+    int tier;
+  };
+
+  ClusterState* state_;
+  const SchedulerConf* conf_;
+  std::vector<PluginSlot>* plugins_;
+  WallTime now_;
+  const core::Clock* clock_;
+  CycleResult* out_;
+  std::map<uint32_t, std::vector<Bound>> hooks_;
+  std::map<std::string, JobFitError> fit_errors_;
+  std::map<std::string, bool> scheduled_jobs_;
+  std::vector<Statement::Entry> pipelined_;
+  std::map<std::string, Resource> queue_deserved_;
+};
+
+}  // namespace tephra::sched

@@ -1,0 +1,97 @@
+// Compact resource vectors for the scheduling core.
+//
+// Why not a map<string, Quantity>: the allocate loop compares and adds resource vectors millions of times
+// per cycle; a fixed array of int64 with a per-cluster name registry makes those operations branch-light
+// and allocation-free. Units: cpu in millicores, memory (and ephemeral-storage if registered) in bytes,
+// pods as a count, every extended scalar ("nvidia.com/gpu", "huawei.com/Ascend910") in its integer unit
+// (milli-units for fractional scalars are the caller's choice; the core only adds and compares).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tephra::sched {
+
+// Fixed dimension indexes; extended scalars get indexes from kFirstScalar on via ResourceRegistry.
+inline constexpr int kCpu = 0;
+inline constexpr int kMemory = 1;
+inline constexpr int kPods = 2;
+inline constexpr int kFirstScalar = 3;
+inline constexpr int kMaxResources = 12;
+// "Unlimited" for capability-style vectors (a queue without capability on a dimension).
+inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
+
+class Resource {
+ public:
+  Resource() { v_.fill(0); }
+  static Resource Cpu(int64_t milli) { Resource r; r.v_[kCpu] = milli; return r; }
+  static Resource CpuMem(int64_t milli, int64_t bytes) { Resource r; r.v_[kCpu] = milli; r.v_[kMemory] = bytes; return r; }
+  // Every dimension kUnlimited: the neutral element of Min().
+  static Resource Unlimited() { Resource r; r.v_.fill(kUnlimited); return r; }
+
+  int64_t Get(int i) const { return v_[static_cast<size_t>(i)]; }
+  void Set(int i, int64_t value) { v_[static_cast<size_t>(i)] = value; }
+  Resource& With(int i, int64_t value) { Set(i, value); return *this; }
+
+  Resource& operator+=(const Resource& o) { for (size_t i = 0; i < v_.size(); ++i) v_[i] += o.v_[i]; return *this; }
+  Resource& operator-=(const Resource& o) { for (size_t i = 0; i < v_.size(); ++i) v_[i] -= o.v_[i]; return *this; }
+  friend Resource operator+(Resource a, const Resource& b) { a += b; return a; }
+  friend Resource operator-(Resource a, const Resource& b) { a -= b; return a; }
+  bool operator==(const Resource& o) const = default;
+
+  // True when every dimension is <= the same dimension of `o` (all dimensions, zeros included).
+  bool LessEqual(const Resource& o) const {
+    for (size_t i = 0; i < v_.size(); ++i) if (v_[i] > o.v_[i]) return false;
+    return true;
+  }
+  // True when `this` fits into `avail` on every dimension this vector actually requests (> 0).
+  // This is the "fits" test of predicates and of queue allocatable checks (Volcano LessEqualWithDimension).
+  bool FitsIn(const Resource& avail) const {
+    for (size_t i = 0; i < v_.size(); ++i) if (v_[i] > 0 && v_[i] > avail.v_[i]) return false;
+    return true;
+  }
+  // First requested dimension that does not fit, or -1.
+  int FirstShortDimension(const Resource& avail) const {
+    for (size_t i = 0; i < v_.size(); ++i) if (v_[i] > 0 && v_[i] > avail.v_[i]) return static_cast<int>(i);
+    return -1;
+  }
+  bool IsZero() const { for (auto x : v_) if (x != 0) return false; return true; }
+  // True when nothing but the pod slot is requested: a best-effort pod in Volcano's sense.
+  bool IsBestEffort() const {
+    for (size_t i = 0; i < v_.size(); ++i) if (i != static_cast<size_t>(kPods) && v_[i] > 0) return false;
+    return true;
+  }
+  Resource Min(const Resource& o) const { Resource r; for (size_t i = 0; i < v_.size(); ++i) r.v_[i] = v_[i] < o.v_[i] ? v_[i] : o.v_[i]; return r; }
+  Resource Max(const Resource& o) const { Resource r; for (size_t i = 0; i < v_.size(); ++i) r.v_[i] = v_[i] > o.v_[i] ? v_[i] : o.v_[i]; return r; }
+  // Negative dimensions clamped to 0 (idle can go negative transiently while an informer lags).
+  Resource ClampZero() const { Resource r = *this; for (auto& x : r.v_) if (x < 0) x = 0; return r; }
+
+  const std::array<int64_t, kMaxResources>& raw() const { return v_; }
+
+ private:
+  std::array<int64_t, kMaxResources> v_;
+};
+
+// Name <-> dimension index. Fixed names: "cpu", "memory", "pods". Extended scalars are interned on first
+// use; at most kMaxResources - kFirstScalar of them (Intern returns nullopt past that: the caller logs and
+// ignores the resource, which the scheduler then treats as not requested).
+class ResourceRegistry {
+ public:
+  ResourceRegistry();
+  std::optional<int> Intern(std::string_view name);
+  std::optional<int> Find(std::string_view name) const;
+  const std::string& Name(int index) const { return names_[static_cast<size_t>(index)]; }
+  int size() const { return static_cast<int>(names_.size()); }
+  // "cpu 500m, memory 1Gi, nvidia.com/gpu 8" style rendering of the non-zero dimensions, for messages.
+  std::string Format(const Resource& r) const;
+
+ private:
+  std::vector<std::string> names_;
+};
+
+}  // namespace tephra::sched

@@ -1,0 +1,80 @@
+// What one scheduling cycle decides. The scheduler process executes these (bind/evict via the API,
+// PodGroup/Queue status patches, events, metrics); the core never performs I/O.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tephra/sched/resource.h"
+#include "tephra/sched/types.h"
+
+namespace tephra::sched {
+
+struct BindDecision {
+  std::string task_uid, ns, name, node;
+  std::string job;
+};
+
+struct EvictDecision {
+  std::string task_uid, ns, name, node;
+  std::string reason;  // e.g. "preempt", "reclaim"
+};
+
+struct PodGroupCondition {
+  std::string type;    // "Scheduled" | "Unschedulable"
+  std::string status;  // "True"
+  std::string reason;  // "NotEnoughResources", "NotEnoughTasks", "NotEnoughPodsOfTask", "BindFailed", ""
+  std::string message;
+  WallTime last_transition_time{};
+  bool operator==(const PodGroupCondition& o) const {
+    return type == o.type && status == o.status && reason == o.reason && message == o.message;
+  }
+};
+
+// Emitted only when the phase/counters/condition differ from what the core last emitted for that job,
+// so a no-change cycle produces no status writes.
+struct PodGroupStatusUpdate {
+  std::string job;  // "<ns>/<name>"
+  std::string ns, name;
+  PodGroupPhase phase = PodGroupPhase::kPending;
+  int32_t running = 0, succeeded = 0, failed = 0;
+  std::vector<PodGroupCondition> conditions;  // 0 or 1 entries (the condition set this cycle)
+};
+
+// Queue status.allocated, emitted only when it changed since last emitted.
+struct QueueStatusUpdate {
+  std::string queue;
+  Resource allocated;
+};
+
+struct SchedEvent {
+  std::string kind;  // "PodGroup" | "Pod"
+  std::string ns, name;
+  std::string type;  // "Normal" | "Warning"
+  std::string reason, message;
+};
+
+struct CycleMetrics {
+  // Durations in microseconds, measured with the injected clock (all zero when no clock was given).
+  int64_t e2e_us = 0;
+  std::map<std::string, int64_t> action_us;  // volcano_action_scheduling_latency_microseconds{action}
+  std::map<std::string, int64_t> plugin_us;  // volcano_plugin_scheduling_latency_microseconds{plugin}
+  // volcano_schedule_attempts_total{result="scheduled|unschedulable|error"}: job allocation attempts.
+  std::map<std::string, int64_t> schedule_attempts;
+  int64_t jobs_considered = 0;     // jobs the allocate action actually tried this cycle
+  int64_t jobs_skipped_clean = 0;  // unschedulable jobs skipped because nothing relevant changed
+  int64_t placements = 0;          // tasks placed (allocated or pipelined) and committed
+};
+
+struct CycleResult {
+  std::vector<BindDecision> binds;       // deterministic order: allocation order within the cycle
+  std::vector<EvictDecision> evictions;  // deterministic order
+  std::vector<PodGroupStatusUpdate> pod_groups;  // sorted by job key
+  std::vector<QueueStatusUpdate> queues;         // sorted by queue name
+  std::vector<SchedEvent> events;
+  CycleMetrics metrics;
+};
+
+}  // namespace tephra::sched

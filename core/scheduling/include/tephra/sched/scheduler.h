@@ -1,0 +1,85 @@
+// tephra::sched::Scheduler: the entry point of the pure scheduling core, and the boundary with the
+// scheduler process (scheduler-ext/).
+//
+//  scheduler-ext (process, owns I/O)                    core/scheduling (this library, pure)
+//  ---------------------------------                    ------------------------------------
+//  informers: Node/Pod/PodGroup/Queue/HyperNode/   -->  state().Upsert*/Remove*/SetPriorityClass
+//             PriorityClass events (converted to
+//             NodeInfo/TaskInfo/JobInfo/QueueInfo/
+//             HyperNodeInfo, see types.h for rules)
+//  YAML config file (Volcano format)               -->  SchedulerConf (config.h) -> Create()/UpdateConf()
+//  period timer (schedulePeriod, default 1s)       -->  RunCycle(now)  returns CycleResult (result.h)
+//  async binder: POST pods/binding per BindDecision     (the core has already assumed the bind: kBinding)
+//      success / 409 already-assigned              -->  state().BindSucceeded(uid)
+//      other failure                               -->  state().BindFailed(uid, reason) (rolls back gang)
+//  evictor: DELETE pod per EvictDecision                (the informer delete/update follows)
+//  status writers: PodGroup status, Queue allocated,
+//      events, Prometheus metrics                  <--  CycleResult.pod_groups/queues/events/metrics
+//
+// Everything here is single-threaded and deterministic: the same sequence of inputs and the same `now`
+// produce identical CycleResults. No wall clock is read: `now` stamps conditions; the optional Clock is
+// used only to measure durations for metrics.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tephra/core/clock.h"
+#include "tephra/core/status.h"
+#include "tephra/sched/cluster_state.h"
+#include "tephra/sched/config.h"
+#include "tephra/sched/framework.h"
+#include "tephra/sched/result.h"
+
+namespace tephra::sched {
+
+class Scheduler {
+ public:
+  // Validates `conf` against `registry`; warnings (known-but-unimplemented Volcano actions/plugins,
+  // which are skipped) are returned through *warnings.
+  static core::StatusOr<std::unique_ptr<Scheduler>> Create(SchedulerConf conf,
+                                                           PluginRegistry registry = PluginRegistry::Builtin(),
+                                                           const core::Clock* duration_clock = nullptr,
+                                                           std::vector<std::string>* warnings = nullptr);
+
+  ClusterState& state() { return state_; }
+  const ClusterState& state() const { return state_; }
+  const SchedulerConf& conf() const { return conf_; }
+
+  // Hot reload of the configuration file; on error the old configuration stays in force.
+  core::Status UpdateConf(SchedulerConf conf, std::vector<std::string>* warnings = nullptr);
+
+  // One scheduling cycle: open session, run actions in order, close session. Cheap when nothing
+  // changed: unschedulable gangs are only retried when something relevant changed (capacity epoch or
+  // the job itself) or every CoreOptions::retry_unchanged_every_cycles cycles.
+  CycleResult RunCycle(WallTime now);
+
+  uint64_t cycle() const { return cycle_; }
+
+ private:
+  Scheduler(SchedulerConf conf, PluginRegistry registry, const core::Clock* clock);
+  friend class AllocateAction;
+
+  struct JobMemo {
+    uint64_t job_version = 0;
+    uint64_t capacity_epoch = 0;
+    uint64_t cycle = 0;
+  };
+  struct EmittedStatus {
+    PodGroupStatusUpdate status;
+  };
+
+  SchedulerConf conf_;
+  PluginRegistry registry_;
+  std::vector<PluginSlot> plugins_;
+  const core::Clock* clock_;
+  ClusterState state_;
+  uint64_t cycle_ = 0;
+  std::map<std::string, JobMemo> unschedulable_memo_;  // job -> inputs at its last failed attempt
+  std::map<std::string, PodGroupStatusUpdate> emitted_pg_;
+  std::map<std::string, Resource> emitted_queue_;
+  uint64_t last_status_generation_ = 0;
+};
+
+}  // namespace tephra::sched

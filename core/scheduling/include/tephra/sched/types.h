@@ -1,0 +1,201 @@
+// The scheduling core's own compact object model. The scheduler process (scheduler-ext/) converts API
+// objects (Pod, Node, PodGroup, Queue, HyperNode, PriorityClass) into these; the core never sees JSON.
+//
+// Conversion rules the caller applies (documented here because the core relies on them):
+//   * TaskInfo::request = max(sum(containers), max(initContainers)) per resource, plus pod overhead;
+//     pods=1 is added by ClusterState itself.
+//   * Only pods whose schedulerName is managed by this scheduler are given to UpsertPod as schedulable;
+//     foreign pods that occupy nodes are given with status Running/Bound and a node so usage is right.
+//   * job = "<ns>/<annotation scheduling.k8s.io/group-name>"; role = annotation volcano.sh/task-spec.
+//   * Pod phase mapping: Pending without nodeName -> kPending; Pending with nodeName -> kBound;
+//     Running -> kRunning; Succeeded/Failed -> kSucceeded/kFailed; deletionTimestamp set -> kReleasing.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tephra/sched/resource.h"
+
+namespace tephra::sched {
+
+using WallTime = std::chrono::system_clock::time_point;
+using Labels = std::map<std::string, std::string>;  // ordered: determinism and cheap equality
+
+enum class TaskStatus : uint8_t {
+  kPending,
+  kAllocated,   // placed in this session, not yet committed (only inside an open Statement)
+  kPipelined,   // placed on resources that are being released; never bound by this cycle
+  kBinding,     // committed; bind decision emitted; awaiting binder feedback
+  kBound,       // binder confirmed (or informer shows nodeName) but not yet Running
+  kRunning,
+  kReleasing,   // being deleted/evicted; still holds its node's resources
+  kSucceeded,
+  kFailed,
+  kUnknown,
+};
+inline constexpr size_t kTaskStatusCount = 10;
+const char* TaskStatusName(TaskStatus s);
+// Statuses that hold resources on a node (Volcano AllocatedStatus + Releasing).
+bool OccupiesNode(TaskStatus s);
+// Allocated, Binding, Bound, Running: what gang counts as "ready" (plus Succeeded, see gang).
+bool IsAllocatedStatus(TaskStatus s);
+
+enum class SelectorOp : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+struct SelectorRequirement {
+  std::string key;
+  SelectorOp op = SelectorOp::kIn;
+  std::vector<std::string> values;  // Gt/Lt: exactly one integer value
+  bool operator==(const SelectorRequirement&) const = default;
+};
+// One NodeSelectorTerm (requirements ANDed); a list of terms is ORed (requiredDuringScheduling...).
+struct NodeSelectorTerm {
+  std::vector<SelectorRequirement> match_expressions;
+  std::vector<SelectorRequirement> match_fields;  // only key "metadata.name" is meaningful
+  bool operator==(const NodeSelectorTerm&) const = default;
+};
+struct LabelSelector {
+  Labels match_labels;
+  std::vector<SelectorRequirement> match_expressions;  // In/NotIn/Exists/DoesNotExist only
+  bool operator==(const LabelSelector&) const = default;
+  bool Matches(const Labels& labels) const;
+};
+bool MatchesRequirement(const SelectorRequirement& r, const Labels& labels);
+
+enum class TaintEffect : uint8_t { kNoSchedule, kPreferNoSchedule, kNoExecute };
+struct Taint {
+  std::string key, value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+  bool operator==(const Taint&) const = default;
+};
+struct Toleration {
+  std::string key;        // empty with op Exists = tolerate everything
+  bool op_exists = false; // false = Equal
+  std::string value;
+  std::optional<TaintEffect> effect;  // nullopt = all effects
+  bool operator==(const Toleration&) const = default;
+  bool Tolerates(const Taint& t) const;
+};
+
+struct NodeInfo {
+  // ---- set by the caller ----
+  std::string name;
+  Resource allocatable;  // from node.status.allocatable (pods included)
+  Labels labels;
+  std::vector<Taint> taints;
+  bool unschedulable = false;  // spec.unschedulable
+  bool ready = true;           // Ready condition True
+  // ---- maintained by ClusterState ----
+  Resource used;       // sum of requests of tasks that OccupiesNode()
+  Resource releasing;  // subset of used held by kReleasing tasks
+  Resource pipelined;  // tasks pipelined onto this node's releasing resources
+  int task_count = 0;  // tasks occupying the node (pod count)
+  uint64_t version = 0;  // bumped on every change (spec or usage); score caches key on it
+  Resource Idle() const { return allocatable - used; }
+  // Volcano FutureIdle: what becomes free once Releasing tasks are gone, minus what is already promised.
+  Resource FutureIdle() const { return allocatable - used + releasing - pipelined; }
+};
+
+struct TaskInfo {
+  // ---- set by the caller ----
+  std::string uid;
+  std::string ns, name;
+  std::string job;   // "<ns>/<podgroup name>"; empty = not part of a gang (ignored by the scheduler)
+  std::string role;  // volcano.sh/task-spec
+  Resource request;  // init-container max rule already applied by the caller
+  int32_t priority = 0;
+  TaskStatus status = TaskStatus::kPending;
+  std::string node;  // spec.nodeName (empty while pending)
+  Labels labels;     // pod labels (matched by other pods' anti-affinity)
+  Labels node_selector;
+  std::vector<NodeSelectorTerm> required_affinity;  // ORed terms; empty = no constraint
+  std::vector<Toleration> tolerations;
+  // requiredDuringScheduling pod anti-affinity, topologyKey kubernetes.io/hostname only: no two pods
+  // matched by the selector (in the pod's namespace) on the same node.
+  std::vector<LabelSelector> anti_affinity;
+  bool scheduling_gated = false;  // spec.schedulingGates non-empty
+  std::string nominated_node;
+  uint64_t creation_index = 0;  // creation order (e.g. creationTimestamp then name), ties broken by uid
+  // ---- maintained by ClusterState ----
+  bool best_effort = false;  // request.IsBestEffort()
+  uint32_t shape = 0;        // interned scheduling shape: identical pod specs share predicate results
+};
+
+enum class PodGroupPhase : uint8_t { kPending, kInqueue, kRunning, kUnknown, kCompleted };
+const char* PodGroupPhaseName(PodGroupPhase p);
+
+enum class TopologyMode : uint8_t { kNone, kHard, kSoft };
+struct NetworkTopology {
+  TopologyMode mode = TopologyMode::kNone;
+  int highest_tier_allowed = 0;  // 0 = unset
+  std::string highest_tier_name;  // translated to a tier at session open
+};
+
+struct JobInfo {
+  // ---- set by the caller (from the PodGroup) ----
+  std::string key;  // "<ns>/<name>"
+  std::string ns, name, uid;
+  std::string queue = "default";
+  int32_t min_member = 0;
+  std::map<std::string, int32_t> min_task_member;
+  std::optional<Resource> min_resources;
+  int32_t priority = 0;  // resolved from priorityClassName by the caller (or SetPriorityClass)
+  std::string priority_class_name;
+  PodGroupPhase phase = PodGroupPhase::kPending;
+  NetworkTopology network_topology;
+  // task-topology annotations (volcano.sh/task-topology-affinity, -anti-affinity, -task-order)
+  std::string task_topology_affinity, task_topology_anti_affinity, task_topology_order;
+  WallTime creation_time{};
+  // ---- maintained by ClusterState (O(1) per pod change) ----
+  std::array<int, kTaskStatusCount> status_count{};  // indexed by TaskStatus
+  std::map<std::string, int> role_total;   // per task role, all non-terminal tasks
+  std::map<std::string, int> role_ready;   // per task role, IsAllocatedStatus or Succeeded
+  Resource allocated;  // requests of tasks in IsAllocatedStatus
+  Resource pending_request;  // requests of kPending tasks
+  uint64_t version = 0;  // bumped on any change to the job or its tasks
+
+  int Count(TaskStatus s) const { return status_count[static_cast<size_t>(s)]; }
+  // Gang "ready" = Allocated+Binding+Bound+Running+Succeeded.
+  int ReadyCount() const;
+  int TotalTasks() const;  // non-terminal + succeeded + failed
+};
+
+enum class QueueState : uint8_t { kOpen, kClosed, kClosing, kUnknown };
+struct QueueInfo {
+  // ---- set by the caller ----
+  std::string name;
+  int32_t weight = 1;
+  Resource capability = Resource::Unlimited();  // unset dimensions = kUnlimited
+  Resource guarantee;
+  std::optional<Resource> spec_deserved;  // spec.deserved (capacity plugin semantics; proportion ignores it)
+  std::string parent;  // "" or "root" = top level
+  QueueState state = QueueState::kOpen;
+  bool reclaimable = true;
+  int32_t priority = 0;
+  std::string hierarchy, hierarchy_weights;  // volcano.sh/hierarchy annotations (drf enableHierarchy)
+  // ---- maintained by ClusterState ----
+  Resource allocated;  // sum of job.allocated over its jobs
+  Resource request;    // allocated + pending requests of its jobs
+  uint64_t version = 0;
+};
+
+enum class HyperNodeMemberType : uint8_t { kNode, kHyperNode };
+enum class MemberSelectorKind : uint8_t { kExact, kRegex, kLabel };
+struct HyperNodeMember {
+  HyperNodeMemberType type = HyperNodeMemberType::kNode;
+  MemberSelectorKind kind = MemberSelectorKind::kExact;
+  std::string name_or_pattern;  // exact name or regex (ECMAScript syntax, full match)
+  LabelSelector label_selector;  // kLabel (nodes only)
+};
+struct HyperNodeInfo {
+  std::string name;
+  int tier = 1;
+  std::string tier_name;
+  std::vector<HyperNodeMember> members;
+};
+
+}  // namespace tephra::sched

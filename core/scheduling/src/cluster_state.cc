@@ -1,0 +1,591 @@
+#include "tephra/sched/cluster_state.h"
+
+#include <algorithm>
+#include <regex>
+
+namespace tephra::sched {
+
+namespace {
+bool IsTerminal(TaskStatus s) { return s == TaskStatus::kSucceeded || s == TaskStatus::kFailed; }
+}  // namespace
+
+ClusterState::ClusterState(CoreOptions options) : options_(std::move(options)) {}
+
+void ClusterState::set_options(CoreOptions o) {
+  options_ = std::move(o);
+  ++topology_version_;
+  ++generation_;
+  BumpCapacity();
+}
+
+int ClusterState::NodeIndex(const std::string& name) const {
+  auto it = node_index_.find(name);
+  return it == node_index_.end() ? -1 : it->second;
+}
+
+// ---------------------------------------------------------------------------------------------- nodes
+
+void ClusterState::UpsertNode(const NodeInfo& in) {
+  ++generation_;
+  int idx = NodeIndex(in.name);
+  if (idx >= 0) {
+    NodeInfo& n = nodes_[static_cast<size_t>(idx)];
+    bool spec_changed = n.labels != in.labels || n.taints != in.taints || n.unschedulable != in.unschedulable ||
+                        n.ready != in.ready || n.allocatable != in.allocatable;
+    if (!spec_changed) return;  // status heartbeats: nothing the scheduler reads changed
+    n.allocatable = in.allocatable;
+    n.labels = in.labels;
+    n.taints = in.taints;
+    n.unschedulable = in.unschedulable;
+    n.ready = in.ready;
+    ++n.version;
+    ++topology_version_;
+    BumpCapacity();
+    return;
+  }
+  if (!free_node_slots_.empty()) {
+    idx = free_node_slots_.back();
+    free_node_slots_.pop_back();
+  } else {
+    idx = static_cast<int>(nodes_.size());
+    nodes_.emplace_back();
+    node_alive_.push_back(false);
+  }
+  NodeInfo& n = nodes_[static_cast<size_t>(idx)];
+  uint64_t version = n.version + 1;
+  n = NodeInfo{};
+  n.name = in.name;
+  n.allocatable = in.allocatable;
+  n.labels = in.labels;
+  n.taints = in.taints;
+  n.unschedulable = in.unschedulable;
+  n.ready = in.ready;
+  n.version = version;
+  node_alive_[static_cast<size_t>(idx)] = true;
+  node_index_[n.name] = idx;
+  // Pods can arrive before their node: account for them now.
+  auto it = tasks_by_node_.find(n.name);
+  if (it != tasks_by_node_.end()) {
+    for (TaskInfo* t : it->second) {
+      if (OccupiesNode(t->status)) {
+        n.used += t->request;
+        ++n.task_count;
+        if (t->status == TaskStatus::kReleasing) n.releasing += t->request;
+      } else if (t->status == TaskStatus::kPipelined) {
+        n.pipelined += t->request;
+      }
+    }
+  }
+  ++topology_version_;
+  BumpCapacity();
+}
+
+void ClusterState::RemoveNode(const std::string& name) {
+  int idx = NodeIndex(name);
+  if (idx < 0) return;
+  ++generation_;
+  node_alive_[static_cast<size_t>(idx)] = false;
+  ++nodes_[static_cast<size_t>(idx)].version;
+  node_index_.erase(name);
+  free_node_slots_.push_back(idx);
+  ++topology_version_;
+  BumpCapacity();
+}
+
+// ---------------------------------------------------------------------------------------------- tasks
+
+uint32_t ClusterState::InternShape(const TaskInfo& t) {
+  // Everything a StaticPredicate may read, plus the request; identical pod specs of a role share it.
+  std::string key;
+  key.reserve(256);
+  for (int64_t v : t.request.raw()) { key += std::to_string(v); key += ','; }
+  key += t.ns; key += '|';
+  for (const auto& [k, v] : t.node_selector) { key += k; key += '='; key += v; key += ';'; }
+  key += '|';
+  for (const auto& term : t.required_affinity) {
+    for (const auto& r : term.match_expressions) {
+      key += r.key; key += static_cast<char>('0' + static_cast<int>(r.op));
+      for (const auto& v : r.values) { key += v; key += ','; }
+      key += ';';
+    }
+    key += "F";
+    for (const auto& r : term.match_fields) {
+      key += r.key; key += static_cast<char>('0' + static_cast<int>(r.op));
+      for (const auto& v : r.values) { key += v; key += ','; }
+      key += ';';
+    }
+    key += '/';
+  }
+  key += '|';
+  for (const auto& tol : t.tolerations) {
+    key += tol.key; key += tol.op_exists ? '?' : '='; key += tol.value;
+    key += tol.effect ? static_cast<char>('0' + static_cast<int>(*tol.effect)) : '*';
+    key += ';';
+  }
+  key += '|';
+  key += t.anti_affinity.empty() ? '0' : '1';
+  auto [it, inserted] = shapes_.emplace(std::move(key), static_cast<uint32_t>(shapes_.size() + 1));
+  return it->second;
+}
+
+void ClusterState::Account(TaskInfo& t, int sign) {
+  Resource req = t.request;
+  if (sign < 0) {
+    Resource neg;
+    neg -= req;
+    req = neg;
+  }
+  if (!t.node.empty()) {
+    int idx = NodeIndex(t.node);
+    if (idx >= 0) {
+      NodeInfo& n = nodes_[static_cast<size_t>(idx)];
+      if (OccupiesNode(t.status)) {
+        n.used += req;
+        n.task_count += sign;
+        if (t.status == TaskStatus::kReleasing) n.releasing += req;
+        ++n.version;
+      } else if (t.status == TaskStatus::kPipelined) {
+        n.pipelined += req;
+        ++n.version;
+      }
+    }
+  }
+  if (t.job.empty()) return;
+  auto jit = jobs_.find(t.job);
+  if (jit == jobs_.end()) return;
+  JobInfo& j = jit->second;
+  ++j.version;
+  j.status_count[static_cast<size_t>(t.status)] += sign;
+  if (!IsTerminal(t.status)) j.role_total[t.role] += sign;
+  if (IsAllocatedStatus(t.status) || t.status == TaskStatus::kSucceeded) j.role_ready[t.role] += sign;
+  QueueInfo* q = nullptr;
+  auto qit = queues_.find(j.queue);
+  if (qit != queues_.end()) q = &qit->second;
+  if (IsAllocatedStatus(t.status)) {
+    j.allocated += req;
+    if (q) { q->allocated += req; q->request += req; }
+  } else if (t.status == TaskStatus::kPending || t.status == TaskStatus::kPipelined) {
+    j.pending_request += req;
+    if (q) q->request += req;
+  }
+}
+
+void ClusterState::Transition(TaskInfo& t, TaskStatus to, const std::string& node) {
+  Account(t, -1);
+  if (t.node != node) {
+    if (!t.node.empty()) {
+      auto it = tasks_by_node_.find(t.node);
+      if (it != tasks_by_node_.end()) {
+        it->second.erase(&t);
+        if (it->second.empty()) tasks_by_node_.erase(it);
+      }
+    }
+    t.node = node;
+    if (!node.empty()) tasks_by_node_[node].insert(&t);
+  }
+  t.status = to;
+  Account(t, +1);
+  ++generation_;
+}
+
+TaskInfo* ClusterState::MutableTask(const std::string& uid) {
+  auto it = tasks_.find(uid);
+  return it == tasks_.end() ? nullptr : it->second.get();
+}
+
+void ClusterState::UpsertPod(const TaskInfo& in) {
+  ++generation_;
+  TaskInfo incoming = in;
+  incoming.request.Set(kPods, 1);
+  incoming.best_effort = incoming.request.IsBestEffort();
+  if (incoming.status == TaskStatus::kAllocated || incoming.status == TaskStatus::kPipelined) {
+    // Session-only states never come from the API.
+    incoming.status = incoming.node.empty() ? TaskStatus::kPending : TaskStatus::kBound;
+  }
+  auto it = tasks_.find(in.uid);
+  if (it != tasks_.end()) {
+    TaskInfo& old = *it->second;
+    if (old.status == TaskStatus::kBinding && incoming.status == TaskStatus::kPending && incoming.node.empty()) {
+      incoming.status = TaskStatus::kBinding;  // informer lags the binder: keep the assumption
+      incoming.node = old.node;
+    }
+    bool frees = OccupiesNode(old.status) &&
+                 (!OccupiesNode(incoming.status) || incoming.node != old.node ||
+                  incoming.status == TaskStatus::kReleasing || !incoming.request.LessEqual(old.request));
+    RemovePod(in.uid);
+    if (!frees) --capacity_epoch_;  // RemovePod bumped it; this update frees nothing
+  }
+  incoming.shape = InternShape(incoming);
+  auto owned = std::make_unique<TaskInfo>(std::move(incoming));
+  TaskInfo* t = owned.get();
+  tasks_.emplace(t->uid, std::move(owned));
+  if (!t->node.empty()) tasks_by_node_[t->node].insert(t);
+  if (!t->job.empty()) tasks_by_job_[t->job].insert(t);
+  Account(*t, +1);
+}
+
+void ClusterState::RemovePod(const std::string& uid) {
+  auto it = tasks_.find(uid);
+  if (it == tasks_.end()) return;
+  ++generation_;
+  TaskInfo* t = it->second.get();
+  Account(*t, -1);
+  if (!t->node.empty()) {
+    auto nit = tasks_by_node_.find(t->node);
+    if (nit != tasks_by_node_.end()) {
+      nit->second.erase(t);
+      if (nit->second.empty()) tasks_by_node_.erase(nit);
+    }
+  }
+  if (!t->job.empty()) {
+    auto jit = tasks_by_job_.find(t->job);
+    if (jit != tasks_by_job_.end()) {
+      jit->second.erase(t);
+      if (jit->second.empty()) tasks_by_job_.erase(jit);
+    }
+  }
+  tasks_.erase(it);
+  BumpCapacity();
+}
+
+// ----------------------------------------------------------------------------------------------- jobs
+
+void ClusterState::UpsertJob(const JobInfo& in) {
+  ++generation_;
+  auto it = jobs_.find(in.key);
+  JobInfo j = in;
+  auto pc = priority_classes_.find(j.priority_class_name);
+  if (pc != priority_classes_.end()) j.priority = pc->second;
+  if (it != jobs_.end()) {
+    JobInfo& old = it->second;
+    // Keep the core's phase when the API shows an older one (the status writer is asynchronous); the API
+    // wins only when it moves the job forward past what the core set (e.g. a restart sets Pending again
+    // through a new PodGroup uid).
+    if (old.uid == j.uid) j.phase = old.phase == PodGroupPhase::kPending ? j.phase : old.phase;
+    if (old.queue != j.queue) {
+      auto oq = queues_.find(old.queue);
+      if (oq != queues_.end()) {
+        oq->second.allocated -= old.allocated;
+        oq->second.request -= old.allocated + old.pending_request;
+      }
+      auto nq = queues_.find(j.queue);
+      if (nq != queues_.end()) {
+        nq->second.allocated += old.allocated;
+        nq->second.request += old.allocated + old.pending_request;
+      }
+    }
+    j.status_count = old.status_count;
+    j.role_total = old.role_total;
+    j.role_ready = old.role_ready;
+    j.allocated = old.allocated;
+    j.pending_request = old.pending_request;
+    j.version = old.version + 1;
+    old = std::move(j);
+    BumpCapacity();  // minMember/minResources/queue changes can make the job (or others) schedulable
+    return;
+  }
+  j.status_count.fill(0);
+  j.role_total.clear();
+  j.role_ready.clear();
+  j.allocated = Resource();
+  j.pending_request = Resource();
+  j.version = 1;
+  auto [nit, _] = jobs_.emplace(j.key, std::move(j));
+  auto tit = tasks_by_job_.find(nit->first);
+  if (tit != tasks_by_job_.end())
+    for (TaskInfo* t : tit->second) Account(*t, +1);
+}
+
+void ClusterState::RemoveJob(const std::string& key) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return;
+  ++generation_;
+  auto q = queues_.find(it->second.queue);
+  if (q != queues_.end()) {
+    q->second.allocated -= it->second.allocated;
+    q->second.request -= it->second.allocated + it->second.pending_request;
+  }
+  jobs_.erase(it);
+  bind_failures_.erase(key);
+  BumpCapacity();
+}
+
+void ClusterState::SetPriorityClass(const std::string& name, int32_t value) {
+  ++generation_;
+  priority_classes_[name] = value;
+  for (auto& [k, j] : jobs_) {
+    if (j.priority_class_name == name && j.priority != value) {
+      j.priority = value;
+      ++j.version;
+    }
+  }
+}
+
+// --------------------------------------------------------------------------------------------- queues
+
+void ClusterState::UpsertQueue(const QueueInfo& in) {
+  ++generation_;
+  BumpCapacity();
+  auto it = queues_.find(in.name);
+  QueueInfo q = in;
+  if (it != queues_.end()) {
+    q.allocated = it->second.allocated;
+    q.request = it->second.request;
+    q.version = it->second.version + 1;
+    it->second = std::move(q);
+    return;
+  }
+  q.allocated = Resource();
+  q.request = Resource();
+  q.version = 1;
+  for (const auto& [k, j] : jobs_) {
+    if (j.queue != q.name) continue;
+    q.allocated += j.allocated;
+    q.request += j.allocated + j.pending_request;
+  }
+  queues_.emplace(q.name, std::move(q));
+}
+
+void ClusterState::RemoveQueue(const std::string& name) {
+  ++generation_;
+  BumpCapacity();
+  queues_.erase(name);
+}
+
+// ------------------------------------------------------------------------------------------ hypernodes
+
+void ClusterState::UpsertHyperNode(const HyperNodeInfo& h) {
+  ++generation_;
+  ++topology_version_;
+  BumpCapacity();
+  hypernodes_[h.name] = h;
+}
+
+void ClusterState::RemoveHyperNode(const std::string& name) {
+  ++generation_;
+  ++topology_version_;
+  BumpCapacity();
+  hypernodes_.erase(name);
+}
+
+// ------------------------------------------------------------------------------------ binder feedback
+
+void ClusterState::BindSucceeded(const std::string& uid) {
+  TaskInfo* t = MutableTask(uid);
+  if (!t || t->status != TaskStatus::kBinding) return;
+  Transition(*t, TaskStatus::kBound, t->node);
+}
+
+std::vector<std::string> ClusterState::BindFailed(const std::string& uid, const std::string& reason) {
+  std::vector<std::string> rolled;
+  TaskInfo* t = MutableTask(uid);
+  if (!t || t->status != TaskStatus::kBinding) return rolled;
+  std::string job = t->job;
+  if (job.empty()) {
+    Transition(*t, TaskStatus::kPending, "");
+    rolled.push_back(uid);
+  } else {
+    auto it = tasks_by_job_.find(job);
+    std::vector<TaskInfo*> victims;
+    if (it != tasks_by_job_.end())
+      for (TaskInfo* x : it->second)
+        if (x->status == TaskStatus::kBinding) victims.push_back(x);
+    for (TaskInfo* x : victims) {
+      Transition(*x, TaskStatus::kPending, "");
+      rolled.push_back(x->uid);
+    }
+    bind_failures_[job] = reason;
+  }
+  BumpCapacity();
+  std::sort(rolled.begin(), rolled.end());
+  return rolled;
+}
+
+std::string ClusterState::TakeBindFailure(const std::string& job_key) {
+  auto it = bind_failures_.find(job_key);
+  if (it == bind_failures_.end()) return {};
+  std::string s = std::move(it->second);
+  bind_failures_.erase(it);
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------- read access
+
+const NodeInfo* ClusterState::FindNode(const std::string& name) const {
+  int idx = NodeIndex(name);
+  return idx < 0 ? nullptr : &nodes_[static_cast<size_t>(idx)];
+}
+const TaskInfo* ClusterState::FindTask(const std::string& uid) const {
+  auto it = tasks_.find(uid);
+  return it == tasks_.end() ? nullptr : it->second.get();
+}
+const JobInfo* ClusterState::FindJob(const std::string& key) const {
+  auto it = jobs_.find(key);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+const QueueInfo* ClusterState::FindQueue(const std::string& name) const {
+  auto it = queues_.find(name);
+  return it == queues_.end() ? nullptr : &it->second;
+}
+
+void ClusterState::ForEachJob(const std::function<void(const JobInfo&)>& fn) const {
+  for (const auto& [k, j] : jobs_) fn(j);
+}
+void ClusterState::ForEachQueue(const std::function<void(const QueueInfo&)>& fn) const {
+  for (const auto& [k, q] : queues_) fn(q);
+}
+
+std::vector<const TaskInfo*> ClusterState::TasksOfJob(const std::string& key) const {
+  std::vector<const TaskInfo*> out;
+  auto it = tasks_by_job_.find(key);
+  if (it == tasks_by_job_.end()) return out;
+  out.assign(it->second.begin(), it->second.end());
+  std::sort(out.begin(), out.end(), [](const TaskInfo* a, const TaskInfo* b) {
+    return a->creation_index != b->creation_index ? a->creation_index < b->creation_index : a->uid < b->uid;
+  });
+  return out;
+}
+
+std::vector<const TaskInfo*> ClusterState::TasksOnNode(const std::string& node) const {
+  std::vector<const TaskInfo*> out;
+  auto it = tasks_by_node_.find(node);
+  if (it == tasks_by_node_.end()) return out;
+  out.assign(it->second.begin(), it->second.end());
+  std::sort(out.begin(), out.end(), [](const TaskInfo* a, const TaskInfo* b) { return a->uid < b->uid; });
+  return out;
+}
+
+void ClusterState::RebuildOrder() const {
+  if (cached_order_version_ == topology_version_) return;
+  schedulable_cache_.clear();
+  total_allocatable_cache_ = Resource();
+  for (const auto& [name, idx] : node_index_) {
+    const NodeInfo& n = nodes_[static_cast<size_t>(idx)];
+    if (!n.ready || n.unschedulable) continue;
+    schedulable_cache_.push_back(idx);
+    total_allocatable_cache_ += n.allocatable;
+  }
+  std::sort(schedulable_cache_.begin(), schedulable_cache_.end(),
+            [this](int a, int b) { return nodes_[static_cast<size_t>(a)].name < nodes_[static_cast<size_t>(b)].name; });
+  cached_order_version_ = topology_version_;
+}
+
+const std::vector<int>& ClusterState::SchedulableNodes() const {
+  RebuildOrder();
+  return schedulable_cache_;
+}
+
+Resource ClusterState::TotalAllocatable() const {
+  RebuildOrder();
+  return total_allocatable_cache_;
+}
+
+Resource ClusterState::TotalIdle() const {
+  Resource r;
+  for (int idx : SchedulableNodes()) r += nodes_[static_cast<size_t>(idx)].Idle().ClampZero();
+  return r;
+}
+
+const HyperNodeView& ClusterState::Topology() const {
+  if (cached_topology_version_ == topology_version_) return topology_cache_;
+  HyperNodeView v;
+  // All alive nodes sorted by name, so member node lists come out sorted.
+  std::vector<int> all;
+  for (const auto& [name, idx] : node_index_) all.push_back(idx);
+  std::sort(all.begin(), all.end(),
+            [this](int a, int b) { return nodes_[static_cast<size_t>(a)].name < nodes_[static_cast<size_t>(b)].name; });
+  if (!hypernodes_.empty()) {
+    // Resolve direct node members and child HyperNodes.
+    std::map<std::string, std::vector<int>> direct;
+    for (const auto& [name, h] : hypernodes_) {
+      auto& e = v.entries[name];
+      e.name = name;
+      e.tier = h.tier;
+      e.tier_name = h.tier_name;
+      if (!h.tier_name.empty()) v.tier_of_name[h.tier_name] = h.tier;
+      for (const auto& m : h.members) {
+        if (m.type == HyperNodeMemberType::kHyperNode) {
+          for (const auto& [cname, ch] : hypernodes_) {
+            bool match = false;
+            if (m.kind == MemberSelectorKind::kExact) {
+              match = cname == m.name_or_pattern;
+            } else if (m.kind == MemberSelectorKind::kRegex) {
+              try { match = std::regex_match(cname, std::regex(m.name_or_pattern)); } catch (const std::regex_error&) {}
+            }
+            if (match && cname != name) e.children.push_back(cname);
+          }
+          continue;
+        }
+        std::optional<std::regex> re;
+        if (m.kind == MemberSelectorKind::kRegex) {
+          try { re.emplace(m.name_or_pattern); } catch (const std::regex_error&) { continue; }
+        }
+        for (int idx : all) {
+          const NodeInfo& n = nodes_[static_cast<size_t>(idx)];
+          bool match = m.kind == MemberSelectorKind::kExact   ? n.name == m.name_or_pattern
+                       : m.kind == MemberSelectorKind::kRegex ? std::regex_match(n.name, *re)
+                                                              : m.label_selector.Matches(n.labels);
+          if (match) direct[name].push_back(idx);
+        }
+      }
+    }
+    for (auto& [name, e] : v.entries) {
+      std::sort(e.children.begin(), e.children.end());
+      e.children.erase(std::unique(e.children.begin(), e.children.end()), e.children.end());
+      for (const auto& c : e.children) v.entries[c].parent = name;
+    }
+    // Descendant node sets, bottom-up by tier (children have smaller tiers; guard against cycles by depth).
+    std::vector<std::string> order;
+    for (const auto& [name, e] : v.entries) order.push_back(name);
+    std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+      return v.entries[a].tier != v.entries[b].tier ? v.entries[a].tier < v.entries[b].tier : a < b;
+    });
+    for (const auto& name : order) {
+      auto& e = v.entries[name];
+      std::vector<int> nodes = direct[name];
+      for (const auto& c : e.children) {
+        if (v.entries[c].tier >= e.tier) continue;
+        nodes.insert(nodes.end(), v.entries[c].nodes.begin(), v.entries[c].nodes.end());
+      }
+      std::sort(nodes.begin(), nodes.end(), [this](int a, int b) {
+        return nodes_[static_cast<size_t>(a)].name < nodes_[static_cast<size_t>(b)].name;
+      });
+      nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+      e.nodes = std::move(nodes);
+    }
+  } else {
+    // Synthetic hierarchy from node labels: key i => tier i+1; parent = the next key's HyperNode.
+    const auto& keys = options_.topology_label_keys;
+    for (int idx : all) {
+      const NodeInfo& n = nodes_[static_cast<size_t>(idx)];
+      std::string child;
+      for (size_t k = 0; k < keys.size(); ++k) {
+        auto it = n.labels.find(keys[k]);
+        if (it == n.labels.end()) continue;
+        std::string name = keys[k] + "=" + it->second;
+        auto& e = v.entries[name];
+        e.name = name;
+        e.tier = static_cast<int>(k) + 1;
+        e.nodes.push_back(idx);
+        if (!child.empty()) {
+          v.entries[child].parent = name;
+          if (std::find(e.children.begin(), e.children.end(), child) == e.children.end()) e.children.push_back(child);
+        }
+        child = name;
+      }
+    }
+    for (auto& [name, e] : v.entries) std::sort(e.children.begin(), e.children.end());
+  }
+  for (const auto& [name, e] : v.entries) {
+    v.by_tier[e.tier].push_back(name);
+    for (int idx : e.nodes) {
+      auto it = v.leaf_of_node.find(idx);
+      if (it == v.leaf_of_node.end() || v.entries[it->second].tier > e.tier) v.leaf_of_node[idx] = name;
+    }
+  }
+  topology_cache_ = std::move(v);
+  cached_topology_version_ = topology_version_;
+  return topology_cache_;
+}
+
+}  // namespace tephra::sched
