@@ -502,6 +502,48 @@ TEST(CrdDefaultsTest, DefaultsAreExactlyVolcanoOnes) {
   EXPECT_FALSE(q["weight"]["default"]);
 }
 
+void DefaultPaths(const YAML::Node& s, const std::string& path, std::set<std::string>* out) {
+  if (s["default"]) out->insert(path + "=" + s["default"].as<std::string>());
+  if (s["properties"]) {
+    for (const auto& kv : s["properties"]) DefaultPaths(kv.second, path + "." + kv.first.as<std::string>(), out);
+  }
+  if (s["additionalProperties"] && s["additionalProperties"].IsMap()) {
+    DefaultPaths(s["additionalProperties"], path + ".*", out);
+  }
+  if (s["items"]) DefaultPaths(s["items"], path + "[]", out);
+}
+
+// A CRD default is applied by the API server to every stored object, so an extra one changes what
+// Volcano clients read back. Only the defaults Volcano's own CRDs declare are allowed.
+TEST(CrdDefaultsTest, NoDefaultsBeyondVolcanoOnes) {
+  auto job_spec = [](const std::string& prefix) {
+    return std::set<std::string>{prefix + ".queue=default", prefix + ".maxRetry=3",
+                                 prefix + ".networkTopology.mode=hard",
+                                 prefix + ".tasks[].partitionPolicy.networkTopology.mode=hard",
+                                 prefix + ".tasks[].partitionPolicy.minPartitions=0"};
+  };
+  const std::map<std::string, std::set<std::string>> expected = {
+      {"batch.volcano.sh/v1alpha1/Job", job_spec(".spec")},
+      {"flow.volcano.sh/v1alpha1/JobTemplate", job_spec(".spec")},
+      {"batch.volcano.sh/v1alpha1/CronJob", job_spec(".spec.jobTemplate.spec")},
+      {"bus.volcano.sh/v1alpha1/Command", {}},
+      {"flow.volcano.sh/v1alpha1/JobFlow", {}},
+      {"topology.volcano.sh/v1alpha1/HyperNode", {}},
+      {"scheduling.volcano.sh/v1beta1/Queue", {".spec.dequeueStrategy=traverse"}},
+      {"scheduling.volcano.sh/v1beta1/PodGroup",
+       {".spec.queue=default", ".spec.networkTopology.mode=hard", ".spec.subGroupPolicy[].networkTopology.mode=hard",
+        ".spec.subGroupPolicy[].subGroupSize=1", ".spec.subGroupPolicy[].minSubGroups=0"}},
+  };
+  const auto crds = LoadCrds();
+  ASSERT_EQ(crds.size(), expected.size());
+  for (const auto& [key, crd] : crds) {
+    std::set<std::string> got;
+    DefaultPaths(SchemaOf(crd.doc), "", &got);
+    ASSERT_TRUE(expected.count(key)) << key;
+    EXPECT_EQ(got, expected.at(key)) << key;
+  }
+}
+
 TEST(CrdPruningTest, EveryExampleFieldIsDeclared) {
   const auto crds = LoadCrds();
   const auto examples = LoadExamples();
