@@ -93,6 +93,13 @@ class ClusterState {
   void ForEachQueue(const std::function<void(const QueueInfo&)>& fn) const;
   std::vector<const TaskInfo*> TasksOfJob(const std::string& key) const;  // sorted by creation_index, uid
   std::vector<const TaskInfo*> TasksOnNode(const std::string& node) const;  // sorted by uid
+  // Unordered, allocation-free visit (for counting in hot paths; never let the order leak into results).
+  template <typename Fn>
+  void ForEachTaskOnNode(const std::string& node, Fn&& fn) const {
+    auto it = tasks_by_node_.find(node);
+    if (it == tasks_by_node_.end()) return;
+    for (const TaskInfo* t : it->second) fn(*t);
+  }
 
   const HyperNodeView& Topology() const;
   // Slots of nodes that are ready and not cordoned, sorted by name: the deterministic candidate order.

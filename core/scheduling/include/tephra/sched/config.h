@@ -14,6 +14,11 @@ namespace tephra::sched {
 class PluginRegistry;
 
 struct PluginOption {
+  static PluginOption Named(std::string n) {
+    PluginOption o;
+    o.name = std::move(n);
+    return o;
+  }
   std::string name;
   // Volcano's per-plugin switches; nullopt = default (true, except enable_hierarchy which defaults false).
   std::optional<bool> enable_job_order, enable_job_ready, enable_job_pipelined, enable_task_order,

@@ -84,6 +84,8 @@ class Plugin {
   // heaps instead of rescoring every node for every task (topology preferences that span several nodes
   // are expressed through HyperNodeOrder instead).
   virtual double NodeScore(const Session&, const TaskInfo&, const NodeInfo&) const { return 0; }
+  // Called by the enqueue action after a job moved Pending -> Inqueue (plugins track inqueue resources).
+  virtual void OnJobEnqueued(Session&, const JobInfo&) {}
   // Higher is better; used to rank HyperNodes of one tier that can hold a job.
   virtual double HyperNodeScore(const Session&, const JobInfo&, const std::string& hypernode) const { return 0; }
 };
@@ -143,6 +145,7 @@ class Session {
   double NodeScore(const TaskInfo& t, const NodeInfo& n) const;
   double HyperNodeScore(const JobInfo& job, const std::string& hypernode) const;
   bool HasHook(Hook h) const;
+  void JobEnqueued(const JobInfo& job);
 
   // Per-action arguments from `configurations`.
   const std::map<std::string, std::string>& ActionArgs(const std::string& action) const;
@@ -161,16 +164,20 @@ class Session {
   // Microsecond timer on the injected clock (0 without a clock).
   int64_t NowUs() const;
   void AddPluginTime(const std::string& plugin, int64_t us) { out_->metrics.plugin_us[plugin] += us; }
+  // Lets actions and plugins change session-owned task/job state (e.g. enqueue sets the phase).
+  ClusterState& mutable_state() { return *state_; }
 
   // Plugin state other plugins may read (e.g. proportion's per-queue deserved share).
   std::map<std::string, Resource>& queue_deserved() { return queue_deserved_; }
   const std::map<std::string, Resource>& queue_deserved() const { return queue_deserved_; }
 
- private:
+ public:
   struct Bound {
     Plugin* plugin;
     int tier;
   };
+
+ private:
 
   ClusterState* state_;
   const SchedulerConf* conf_;

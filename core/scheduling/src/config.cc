@@ -1,0 +1,131 @@
+#include "tephra/sched/config.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "tephra/sched/framework.h"
+
+namespace tephra::sched {
+
+using core::Status;
+using core::StatusCode;
+
+namespace {
+// Volcano's action and plugin names (volcano-compat 8.1, 8.5).
+const std::set<std::string>& VolcanoActions() {
+  static const std::set<std::string> s = {"enqueue", "allocate", "backfill", "preempt", "reclaim",
+                                          "shuffle", "gangpreempt", "gangreclaim"};
+  return s;
+}
+const std::set<std::string>& VolcanoPlugins() {
+  static const std::set<std::string> s = {
+      "gang", "priority", "conformance", "drf", "proportion", "capacity", "overcommit", "predicates",
+      "nodeorder", "binpack", "task-topology", "network-topology-aware", "sla", "tdm", "numa-aware",
+      "deviceshare", "nodegroup", "pdb", "cdp", "rescheduling", "resource-strategy-fit", "resourcequota",
+      "usage", "extender"};
+  return s;
+}
+}  // namespace
+
+// The actions Tephra implements; the others are accepted with a warning and skipped.
+const std::set<std::string>& ImplementedActions() {
+  static const std::set<std::string> s = {"enqueue", "allocate", "backfill"};
+  return s;
+}
+
+SchedulerConf SchedulerConf::Default() {
+  SchedulerConf c;
+  c.actions = {"enqueue", "allocate", "backfill"};
+  Tier t1;
+  t1.plugins.push_back(PluginOption::Named("priority"));
+  PluginOption gang = PluginOption::Named("gang");
+  gang.enable_preemptable = false;
+  t1.plugins.push_back(gang);
+  t1.plugins.push_back(PluginOption::Named("conformance"));
+  Tier t2;
+  t2.plugins.push_back(PluginOption::Named("overcommit"));
+  PluginOption drf = PluginOption::Named("drf");
+  drf.enable_preemptable = false;
+  t2.plugins.push_back(drf);
+  t2.plugins.push_back(PluginOption::Named("predicates"));
+  t2.plugins.push_back(PluginOption::Named("proportion"));
+  t2.plugins.push_back(PluginOption::Named("nodeorder"));
+  PluginOption binpack = PluginOption::Named("binpack");
+  binpack.arguments = {{"binpack.weight", "10"}, {"binpack.cpu", "5"}};
+  t2.plugins.push_back(binpack);
+  c.tiers = {t1, t2};
+  c.configurations.push_back({"allocate", {{"predicateErrorCacheEnable", "true"}}});
+  return c;
+}
+
+std::vector<std::string> SchedulerConf::ParseActions(const std::string& csv) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    auto b = cur.find_first_not_of(" \t\n");
+    auto e = cur.find_last_not_of(" \t\n");
+    if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
+    cur.clear();
+  };
+  for (char ch : csv) {
+    if (ch == ',') flush();
+    else cur += ch;
+  }
+  flush();
+  return out;
+}
+
+const ActionConfiguration* SchedulerConf::FindConfiguration(const std::string& action) const {
+  for (const auto& c : configurations)
+    if (c.name == action) return &c;
+  return nullptr;
+}
+
+Status SchedulerConf::Validate(const PluginRegistry& registry, std::vector<std::string>* warnings) const {
+  if (actions.empty()) return Status(StatusCode::kInvalidArgument, "scheduler conf: no actions");
+  for (const auto& a : actions) {
+    if (!VolcanoActions().count(a)) return Status(StatusCode::kInvalidArgument, "scheduler conf: unknown action \"" + a + "\"");
+    if (!ImplementedActions().count(a) && warnings) warnings->push_back("action \"" + a + "\" is not implemented; skipped");
+  }
+  std::set<std::string> seen;
+  bool has_proportion = false, drf_hierarchy = false;
+  for (const auto& tier : tiers) {
+    for (const auto& p : tier.plugins) {
+      if (!registry.Has(p.name) && !VolcanoPlugins().count(p.name))
+        return Status(StatusCode::kInvalidArgument, "scheduler conf: unknown plugin \"" + p.name + "\"");
+      if (!seen.insert(p.name).second)
+        return Status(StatusCode::kInvalidArgument, "scheduler conf: plugin \"" + p.name + "\" configured twice");
+      if (!registry.Has(p.name) && warnings) warnings->push_back("plugin \"" + p.name + "\" is not implemented; skipped");
+      if (p.name == "proportion") has_proportion = true;
+      if (p.name == "drf" && p.enable_hierarchy.value_or(false)) drf_hierarchy = true;
+    }
+  }
+  if (has_proportion && drf_hierarchy)
+    return Status(StatusCode::kInvalidArgument,
+                  "scheduler conf: proportion cannot be used together with drf enableHierarchy");
+  for (const auto& c : configurations)
+    if (!VolcanoActions().count(c.name))
+      return Status(StatusCode::kInvalidArgument, "scheduler conf: configuration for unknown action \"" + c.name + "\"");
+  return Status::OK();
+}
+
+bool ArgBool(const std::map<std::string, std::string>& args, const std::string& key, bool fallback) {
+  auto it = args.find(key);
+  if (it == args.end()) return fallback;
+  std::string v = it->second;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  return fallback;
+}
+
+double ArgDouble(const std::map<std::string, std::string>& args, const std::string& key, double fallback) {
+  auto it = args.find(key);
+  if (it == args.end() || it->second.empty()) return fallback;
+  char* end = nullptr;
+  double d = std::strtod(it->second.c_str(), &end);
+  return (end && *end == '\0') ? d : fallback;
+}
+
+}  // namespace tephra::sched

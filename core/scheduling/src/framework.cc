@@ -1,0 +1,238 @@
+#include "tephra/sched/framework.h"
+
+namespace tephra::sched {
+
+using core::Status;
+using core::StatusCode;
+
+// ------------------------------------------------------------------------------------------- registry
+
+Status PluginRegistry::Register(const std::string& name, PluginFactory factory) {
+  if (factories_.count(name)) return Status(StatusCode::kAlreadyExists, "plugin already registered: " + name);
+  factories_.emplace(name, std::move(factory));
+  return Status::OK();
+}
+
+std::unique_ptr<Plugin> PluginRegistry::Create(const PluginOption& option) const {
+  auto it = factories_.find(option.name);
+  if (it == factories_.end()) return nullptr;
+  return it->second(option);
+}
+
+std::vector<std::string> PluginRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : factories_) out.push_back(k);
+  return out;
+}
+
+// -------------------------------------------------------------------------------------------- session
+
+namespace {
+// Volcano's enable* switch governing each hook (nullopt or true = enabled).
+bool HookEnabled(const PluginOption& o, Hook h) {
+  auto on = [](const std::optional<bool>& b) { return b.value_or(true); };
+  switch (h) {
+    case kHookJobOrder: return on(o.enable_job_order);
+    case kHookTaskOrder: return on(o.enable_task_order);
+    case kHookQueueOrder: return on(o.enable_queue_order);
+    case kHookJobValid: return true;
+    case kHookJobReady: return on(o.enable_job_ready);
+    case kHookJobPipelined: return on(o.enable_job_pipelined);
+    case kHookJobEnqueueable: return on(o.enable_job_enqueued);
+    case kHookOverused: return on(o.enabled_overused);
+    case kHookAllocatable: return on(o.enabled_allocatable);
+    case kHookPredicate: return on(o.enable_predicate);
+    case kHookNodeOrder: return on(o.enable_node_order);
+    case kHookHyperNodeOrder: return on(o.enabled_hyper_node_order);
+  }
+  return true;
+}
+constexpr Hook kAllHooks[] = {kHookJobOrder, kHookTaskOrder, kHookQueueOrder, kHookJobValid,
+                              kHookJobReady, kHookJobPipelined, kHookJobEnqueueable, kHookOverused,
+                              kHookAllocatable, kHookPredicate, kHookNodeOrder, kHookHyperNodeOrder};
+const std::map<std::string, std::string> kNoArgs;
+}  // namespace
+
+Session::Session(ClusterState* state, const SchedulerConf* conf, std::vector<PluginSlot>* plugins, WallTime now,
+                 const core::Clock* clock, CycleResult* out)
+    : state_(state), conf_(conf), plugins_(plugins), now_(now), clock_(clock), out_(out) {}
+
+int64_t Session::NowUs() const {
+  if (!clock_) return 0;
+  return std::chrono::duration_cast<std::chrono::microseconds>(clock_->Now().time_since_epoch()).count();
+}
+
+void Session::Open() {
+  for (auto& slot : *plugins_) {
+    uint32_t hooks = slot.plugin->Hooks();
+    for (Hook h : kAllHooks)
+      if ((hooks & h) && HookEnabled(slot.option, h)) hooks_[h].push_back({slot.plugin.get(), slot.tier});
+  }
+  for (auto& slot : *plugins_) {
+    int64_t t0 = NowUs();
+    slot.plugin->OnSessionOpen(*this);
+    AddPluginTime(slot.plugin->Name(), NowUs() - t0);
+  }
+}
+
+void Session::Close() {
+  for (auto& slot : *plugins_) {
+    int64_t t0 = NowUs();
+    slot.plugin->OnSessionClose(*this);
+    AddPluginTime(slot.plugin->Name(), NowUs() - t0);
+  }
+  // Pipelined placements were promises for this cycle only: give the resources back, newest first.
+  for (auto it = pipelined_.rbegin(); it != pipelined_.rend(); ++it) {
+    TaskInfo* t = state_->MutableTask(it->task_uid);
+    if (!t || (t->status != TaskStatus::kPipelined && t->status != TaskStatus::kAllocated)) continue;
+    state_->Transition(*t, it->prev_status, it->prev_node);
+  }
+  pipelined_.clear();
+}
+
+bool Session::HasHook(Hook h) const {
+  auto it = hooks_.find(h);
+  return it != hooks_.end() && !it->second.empty();
+}
+
+#define TEPHRA_HOOKS(h)              \
+  static const std::vector<Bound> kEmpty; \
+  auto _it = hooks_.find(h);         \
+  const std::vector<Bound>& list = _it == hooks_.end() ? kEmpty : _it->second
+
+bool Session::JobLess(const JobInfo& a, const JobInfo& b) const {
+  TEPHRA_HOOKS(kHookJobOrder);
+  for (const auto& x : list) {
+    int c = x.plugin->JobOrder(*this, a, b);
+    if (c != 0) return c < 0;
+  }
+  if (a.creation_time != b.creation_time) return a.creation_time < b.creation_time;
+  if (a.uid != b.uid) return a.uid < b.uid;
+  return a.key < b.key;
+}
+
+bool Session::TaskLess(const TaskInfo& a, const TaskInfo& b) const {
+  TEPHRA_HOOKS(kHookTaskOrder);
+  for (const auto& x : list) {
+    int c = x.plugin->TaskOrder(*this, a, b);
+    if (c != 0) return c < 0;
+  }
+  if (a.creation_index != b.creation_index) return a.creation_index < b.creation_index;
+  return a.uid < b.uid;
+}
+
+bool Session::QueueLess(const QueueInfo& a, const QueueInfo& b) const {
+  TEPHRA_HOOKS(kHookQueueOrder);
+  for (const auto& x : list) {
+    int c = x.plugin->QueueOrder(*this, a, b);
+    if (c != 0) return c < 0;
+  }
+  return a.name < b.name;
+}
+
+ValidateResult Session::JobValid(const JobInfo& job) const {
+  TEPHRA_HOOKS(kHookJobValid);
+  for (const auto& x : list) {
+    ValidateResult r = x.plugin->JobValid(*this, job);
+    if (!r.pass) return r;
+  }
+  return {};
+}
+
+bool Session::JobReady(const JobInfo& job) const {
+  TEPHRA_HOOKS(kHookJobReady);
+  for (const auto& x : list)
+    if (!x.plugin->JobReady(*this, job)) return false;
+  return true;
+}
+
+namespace {
+// Volcano's voting rule: any reject -> false; a tier containing a permit -> true; default true.
+template <typename F>
+bool TierVote(const std::vector<Session::Bound>& list, F&& vote) {
+  size_t i = 0;
+  while (i < list.size()) {
+    int tier = list[i].tier;
+    bool permit = false;
+    for (; i < list.size() && list[i].tier == tier; ++i) {
+      Vote v = vote(list[i].plugin);
+      if (v == Vote::kReject) return false;
+      if (v == Vote::kPermit) permit = true;
+    }
+    if (permit) return true;
+  }
+  return true;
+}
+}  // namespace
+
+bool Session::JobPipelined(const JobInfo& job) const {
+  TEPHRA_HOOKS(kHookJobPipelined);
+  return TierVote(list, [&](Plugin* p) { return p->JobPipelined(*this, job); });
+}
+
+bool Session::JobEnqueueable(const JobInfo& job) const {
+  TEPHRA_HOOKS(kHookJobEnqueueable);
+  return TierVote(list, [&](Plugin* p) { return p->JobEnqueueable(*this, job); });
+}
+
+void Session::JobEnqueued(const JobInfo& job) {
+  for (auto& slot : *plugins_) slot.plugin->OnJobEnqueued(*this, job);
+}
+
+bool Session::Overused(const QueueInfo& q) const {
+  TEPHRA_HOOKS(kHookOverused);
+  for (const auto& x : list)
+    if (x.plugin->Overused(*this, q)) return true;
+  return false;
+}
+
+bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const {
+  TEPHRA_HOOKS(kHookAllocatable);
+  for (const auto& x : list)
+    if (!x.plugin->Allocatable(*this, q, t)) return false;
+  return true;
+}
+
+std::string Session::StaticPredicate(const TaskInfo& t, const NodeInfo& n) const {
+  TEPHRA_HOOKS(kHookPredicate);
+  for (const auto& x : list) {
+    std::string r = x.plugin->StaticPredicate(*this, t, n);
+    if (!r.empty()) return r;
+  }
+  return {};
+}
+
+std::string Session::DynamicPredicate(const TaskInfo& t, const NodeInfo& n) const {
+  TEPHRA_HOOKS(kHookPredicate);
+  for (const auto& x : list) {
+    std::string r = x.plugin->DynamicPredicate(*this, t, n);
+    if (!r.empty()) return r;
+  }
+  return {};
+}
+
+double Session::NodeScore(const TaskInfo& t, const NodeInfo& n) const {
+  TEPHRA_HOOKS(kHookNodeOrder);
+  double s = 0;
+  for (const auto& x : list) s += x.plugin->NodeScore(*this, t, n);
+  return s;
+}
+
+double Session::HyperNodeScore(const JobInfo& job, const std::string& hypernode) const {
+  TEPHRA_HOOKS(kHookHyperNodeOrder);
+  double s = 0;
+  for (const auto& x : list) s += x.plugin->HyperNodeScore(*this, job, hypernode);
+  return s;
+}
+#undef TEPHRA_HOOKS
+
+const std::map<std::string, std::string>& Session::ActionArgs(const std::string& action) const {
+  const ActionConfiguration* c = conf_->FindConfiguration(action);
+  return c ? c->arguments : kNoArgs;
+}
+
+void Session::RecordFitErrors(const std::string& job, int unschedulable_tasks, std::string message) {
+  fit_errors_[job] = {unschedulable_tasks, std::move(message)};
+}
+
+}  // namespace tephra::sched
