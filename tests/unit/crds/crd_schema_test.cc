@@ -544,6 +544,41 @@ TEST(CrdDefaultsTest, NoDefaultsBeyondVolcanoOnes) {
   }
 }
 
+void EnumPaths(const YAML::Node& s, const std::string& path, std::map<std::string, std::string>* out) {
+  if (s["enum"]) {
+    std::string values;
+    for (const auto& e : s["enum"]) values += (values.empty() ? "" : "|") + e.as<std::string>();
+    (*out)[path] = values;
+  }
+  if (s["properties"]) {
+    for (const auto& kv : s["properties"]) EnumPaths(kv.second, path + "." + kv.first.as<std::string>(), out);
+  }
+  if (s["additionalProperties"] && s["additionalProperties"].IsMap()) {
+    EnumPaths(s["additionalProperties"], path + ".*", out);
+  }
+  if (s["items"]) EnumPaths(s["items"], path + "[]", out);
+}
+
+// An enum rejects at the API server; Volcano only constrains these two in its CRDs (other closed sets
+// such as topologyPolicy or dequeueStrategy are free strings there, and unknown values fall back).
+TEST(CrdEnumsTest, OnlyVolcanoEnums) {
+  int seen = 0;
+  for (const auto& [key, crd] : LoadCrds()) {
+    std::map<std::string, std::string> enums;
+    EnumPaths(SchemaOf(crd.doc), "", &enums);
+    for (const auto& [path, values] : enums) {
+      ++seen;
+      if (path.ends_with(".networkTopology.mode")) {
+        EXPECT_EQ(values, "hard|soft") << key << path;
+      } else {
+        EXPECT_EQ(key + path, "topology.volcano.sh/v1alpha1/HyperNode.spec.members[].type");
+        EXPECT_EQ(values, "Node|HyperNode");
+      }
+    }
+  }
+  EXPECT_GT(seen, 0);
+}
+
 TEST(CrdPruningTest, EveryExampleFieldIsDeclared) {
   const auto crds = LoadCrds();
   const auto examples = LoadExamples();
