@@ -81,6 +81,24 @@ void Encode(int64_t v, json* j) { *j = v; }
 void Encode(double v, json* j) { *j = v; }
 void Encode(const json& v, json* j) { *j = v; }
 
+Status Decode(const json& j, core::Quantity* out) {
+  if (j.is_null()) {
+    *out = core::Quantity();
+    return Status::OK();
+  }
+  // Go's Quantity.UnmarshalJSON parses an unquoted number's raw text the same way as a string.
+  std::string text;
+  if (j.is_string()) text = j.get_ref<const std::string&>();
+  else if (j.is_number()) text = j.dump();
+  else return TypeError("quantity (string or number)", j);
+  StatusOr<core::Quantity> q = core::Quantity::Parse(text);
+  if (!q.ok()) return q.status();
+  *out = *q;
+  return Status::OK();
+}
+
+void Encode(const core::Quantity& v, json* j) { *j = v.ToString(); }
+
 StatusOr<json> ParseJson(std::string_view text, int max_depth) {
   // Depth is checked by the parser callback as the DOM is built, so a hostile document of 100,000
   // nested arrays is refused before it exists (nlohmann's copy and dump() recurse per level).
