@@ -1,0 +1,56 @@
+# Helpers shared by e2e test scripts and scripts/demo.sh (sourced, not run).
+# Expects KUBECTL (or kubectl on PATH) and, for start_role, TEPHRA_BIN.
+
+KUBECTL=${KUBECTL:-kubectl}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "--- $*" >&2; }
+
+# wait_until <what> <timeout-s> <cmd...>: polls cmd every 0.5s until it succeeds or the deadline passes.
+wait_until() {
+  local what=$1 timeout=$2; shift 2
+  local deadline=$(( $(date +%s) + timeout ))
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "timed out after ${timeout}s waiting for $what" >&2; return 1; }
+    sleep 0.5
+  done
+}
+
+# Pids of roles started with start_role, stopped by stop_roles.
+ROLE_PIDS=()
+
+# start_role <role> <logfile> [args...]: starts `$TEPHRA_BIN <role> args...` in the background.
+# Returns 0 when it is running, 3 when the role is a not-yet-implemented stub, 1 when it failed otherwise.
+# A stub is recognised by its behaviour, not by --help (CLI11 answers --help even for stubs): it exits with
+# code 3 and says "not implemented" right away. A real role is still running after the probe window.
+start_role() {
+  local role=$1 logf=$2; shift 2
+  "$TEPHRA_BIN" "$role" --help >/dev/null 2>&1 || return 3
+  "$TEPHRA_BIN" "$role" "$@" </dev/null >"$logf" 2>&1 &
+  local pid=$! rc deadline=$(( $(date +%s) + 3 ))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rc=0; wait "$pid" || rc=$?
+      if [ "$rc" -eq 3 ] && grep -qi "not implemented" "$logf"; then return 3; fi
+      echo "tephra $role exited with $rc; last lines of $logf:" >&2
+      tail -n 20 "$logf" >&2
+      return 1
+    fi
+    sleep 0.2
+  done
+  ROLE_PIDS+=("$pid")
+  return 0
+}
+
+stop_roles() {
+  local pid deadline
+  for pid in "${ROLE_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  deadline=$(( $(date +%s) + 10 ))
+  for pid in "${ROLE_PIDS[@]}"; do
+    while kill -0 "$pid" 2>/dev/null; do
+      if [ "$(date +%s)" -ge "$deadline" ]; then kill -KILL "$pid" 2>/dev/null || true; break; fi
+      sleep 0.1
+    done
+  done
+  ROLE_PIDS=()
+}
