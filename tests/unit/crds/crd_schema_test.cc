@@ -522,10 +522,13 @@ TEST(CrdDefaultsTest, NoDefaultsBeyondVolcanoOnes) {
                                  prefix + ".tasks[].partitionPolicy.networkTopology.mode=hard",
                                  prefix + ".tasks[].partitionPolicy.minPartitions=0"};
   };
+  auto cron = job_spec(".spec.jobTemplate.spec");
+  cron.insert({".spec.concurrencyPolicy=Allow", ".spec.suspend=false", ".spec.successfulJobsHistoryLimit=3",
+               ".spec.failedJobsHistoryLimit=1"});
   const std::map<std::string, std::set<std::string>> expected = {
       {"batch.volcano.sh/v1alpha1/Job", job_spec(".spec")},
       {"flow.volcano.sh/v1alpha1/JobTemplate", job_spec(".spec")},
-      {"batch.volcano.sh/v1alpha1/CronJob", job_spec(".spec.jobTemplate.spec")},
+      {"batch.volcano.sh/v1alpha1/CronJob", cron},
       {"bus.volcano.sh/v1alpha1/Command", {}},
       {"flow.volcano.sh/v1alpha1/JobFlow", {}},
       {"topology.volcano.sh/v1alpha1/HyperNode", {}},
@@ -559,20 +562,33 @@ void EnumPaths(const YAML::Node& s, const std::string& path, std::map<std::strin
   if (s["items"]) EnumPaths(s["items"], path + "[]", out);
 }
 
-// An enum rejects at the API server; Volcano only constrains these two in its CRDs (other closed sets
-// such as topologyPolicy or dequeueStrategy are free strings there, and unknown values fall back).
+// An enum rejects at the API server, so only the closed sets Volcano's own CRDs enumerate are enums here
+// (dequeueStrategy, dependsOn.iteration, jobRetainPolicy, policy actions... are free strings there).
 TEST(CrdEnumsTest, OnlyVolcanoEnums) {
+  const std::string events =
+      "*|PodPending|PodRunning|PodFailed|PodEvicted|Unknown|TaskCompleted|OutOfSync|CommandIssued|JobUpdated|TaskFailed";
+  const std::map<std::string, std::string> by_suffix = {
+      {".networkTopology.mode", "hard|soft"},
+      {".policies[].event", events},
+      {".policies[].events[]", events},
+      {".tasks[].topologyPolicy", "none|best-effort|restricted|single-numa-node"},
+  };
   int seen = 0;
   for (const auto& [key, crd] : LoadCrds()) {
     std::map<std::string, std::string> enums;
     EnumPaths(SchemaOf(crd.doc), "", &enums);
     for (const auto& [path, values] : enums) {
       ++seen;
-      if (path.ends_with(".networkTopology.mode")) {
-        EXPECT_EQ(values, "hard|soft") << key << path;
-      } else {
-        EXPECT_EQ(key + path, "topology.volcano.sh/v1alpha1/HyperNode.spec.members[].type");
+      const std::string full = key + path;
+      if (full == "topology.volcano.sh/v1alpha1/HyperNode.spec.members[].type") {
         EXPECT_EQ(values, "Node|HyperNode");
+      } else if (full == "batch.volcano.sh/v1alpha1/CronJob.spec.concurrencyPolicy") {
+        EXPECT_EQ(values, "Allow|Forbid|Replace");
+      } else {
+        const auto it = std::find_if(by_suffix.begin(), by_suffix.end(),
+                                     [&](const auto& kv) { return path.ends_with(kv.first); });
+        ASSERT_NE(it, by_suffix.end()) << "unexpected enum at " << full;
+        EXPECT_EQ(values, it->second) << full;
       }
     }
   }
