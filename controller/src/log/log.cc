@@ -1,0 +1,229 @@
+#include "tephra/kube/log.h"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <mutex>
+
+namespace tephra::kube::log {
+namespace detail {
+std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
+}
+
+namespace {
+
+struct State {
+  std::mutex mu;
+  Format format = Format::kLogfmt;
+  std::string component;
+  std::function<void(const std::string&)> sink;
+  std::shared_ptr<spdlog::logger> logger;
+};
+
+State& S() {
+  static State* s = new State();  // never destroyed: logging may happen during static destruction
+  return *s;
+}
+
+std::shared_ptr<spdlog::logger> Logger() {
+  State& s = S();
+  if (!s.logger) {
+    // Lines are fully formatted here; spdlog only provides a thread-safe, flushed stderr sink.
+    s.logger = std::make_shared<spdlog::logger>("tephra", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    s.logger->set_pattern("%v");
+    s.logger->set_level(spdlog::level::trace);
+    s.logger->flush_on(spdlog::level::trace);
+  }
+  return s.logger;
+}
+
+const char* LevelName(Level l) {
+  switch (l) {
+    case Level::kTrace: return "trace";
+    case Level::kDebug: return "debug";
+    case Level::kInfo: return "info";
+    case Level::kWarn: return "warn";
+    case Level::kError: return "error";
+    case Level::kOff: return "off";
+  }
+  return "info";
+}
+
+std::string Now() {
+  auto t = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  return buf;
+}
+
+// logfmt: bare if the value has no space, quote, '=' or control character; otherwise quoted with escapes.
+void AppendLogfmtValue(std::string* o, std::string_view v) {
+  bool needs = v.empty();
+  for (unsigned char c : v) {
+    if (c <= ' ' || c == '"' || c == '=' || c == '\\' || c == 0x7f) {
+      needs = true;
+      break;
+    }
+  }
+  if (!needs) {
+    o->append(v);
+    return;
+  }
+  o->push_back('"');
+  for (unsigned char c : v) {
+    switch (c) {
+      case '"': o->append("\\\""); break;
+      case '\\': o->append("\\\\"); break;
+      case '\n': o->append("\\n"); break;
+      case '\r': o->append("\\r"); break;
+      case '\t': o->append("\\t"); break;
+      default:
+        if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          o->append(b);
+        } else {
+          o->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  o->push_back('"');
+}
+
+void AppendJsonString(std::string* o, std::string_view v) {
+  o->push_back('"');
+  for (unsigned char c : v) {
+    switch (c) {
+      case '"': o->append("\\\""); break;
+      case '\\': o->append("\\\\"); break;
+      case '\n': o->append("\\n"); break;
+      case '\r': o->append("\\r"); break;
+      case '\t': o->append("\\t"); break;
+      default:
+        if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          o->append(b);
+        } else {
+          o->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  o->push_back('"');
+}
+
+}  // namespace
+
+core::StatusOr<Level> ParseLevel(std::string_view s) {
+  if (s == "trace") return Level::kTrace;
+  if (s == "debug") return Level::kDebug;
+  if (s == "info" || s.empty()) return Level::kInfo;
+  if (s == "warn" || s == "warning") return Level::kWarn;
+  if (s == "error") return Level::kError;
+  if (s == "off") return Level::kOff;
+  return core::InvalidArgumentError("unknown log level \"" + std::string(s) +
+                                    "\" (want trace|debug|info|warn|error|off)");
+}
+
+core::Status Init(std::string_view level, Format format, std::string component) {
+  auto l = ParseLevel(level);
+  if (!l.ok()) return l.status();
+  State& s = S();
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    s.format = format;
+    s.component = std::move(component);
+  }
+  SetLevel(*l);
+  return core::Status::OK();
+}
+
+void SetLevel(Level l) { detail::g_level.store(static_cast<int>(l), std::memory_order_relaxed); }
+Level GetLevel() { return static_cast<Level>(detail::g_level.load(std::memory_order_relaxed)); }
+
+void SetSinkForTest(std::function<void(const std::string&)> sink) {
+  State& s = S();
+  std::lock_guard<std::mutex> g(s.mu);
+  s.sink = std::move(sink);
+}
+
+std::string FormatLine(Format format, std::string_view ts, Level level, std::string_view msg,
+                       const std::vector<Field>& fields) {
+  std::string o;
+  if (format == Format::kJson) {
+    o = "{\"ts\":";
+    AppendJsonString(&o, ts);
+    o += ",\"level\":";
+    AppendJsonString(&o, LevelName(level));
+    o += ",\"msg\":";
+    AppendJsonString(&o, msg);
+    for (const auto& f : fields) {
+      o.push_back(',');
+      AppendJsonString(&o, f.key);
+      o.push_back(':');
+      if (f.quoted_in_json) {
+        AppendJsonString(&o, f.value);
+      } else {
+        o += f.value;
+      }
+    }
+    o.push_back('}');
+  } else {
+    o = "ts=";
+    o.append(ts);
+    o += " level=";
+    o += LevelName(level);
+    o += " msg=";
+    AppendLogfmtValue(&o, msg);
+    for (const auto& f : fields) {
+      o.push_back(' ');
+      o += f.key;
+      o.push_back('=');
+      AppendLogfmtValue(&o, f.value);
+    }
+  }
+  return o;
+}
+
+void LogFields(Level level, std::string_view msg, const std::vector<Field>& fields) {
+  if (!Enabled(level) || level == Level::kOff) return;
+  State& s = S();
+  Format format;
+  std::function<void(const std::string&)> sink;
+  std::vector<Field> all;
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    format = s.format;
+    sink = s.sink;
+    if (!s.component.empty()) all.emplace_back("component", s.component);
+  }
+  const std::vector<Field>* use = &fields;
+  if (!all.empty()) {
+    all.insert(all.end(), fields.begin(), fields.end());
+    use = &all;
+  }
+  std::string line = FormatLine(format, Now(), level, msg, *use);
+  if (sink) {
+    sink(line);
+    return;
+  }
+  std::shared_ptr<spdlog::logger> logger;
+  {
+    std::lock_guard<std::mutex> g(s.mu);
+    logger = Logger();
+  }
+  logger->info("{}", line);
+}
+
+void Log(Level level, std::string_view msg, std::initializer_list<Field> fields) {
+  LogFields(level, msg, std::vector<Field>(fields));
+}
+
+}  // namespace tephra::kube::log
