@@ -166,6 +166,7 @@ void ClusterState::Account(TaskInfo& t, int sign) {
     if (q) { q->allocated += req; q->request += req; }
   } else if (t.status == TaskStatus::kPending || t.status == TaskStatus::kPipelined) {
     j.pending_request += req;
+    if (t.status == TaskStatus::kPending && t.best_effort) j.pending_best_effort += sign;
     if (q) q->request += req;
   }
 }
@@ -221,6 +222,7 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
   tasks_.emplace(t->uid, std::move(owned));
   if (!t->node.empty()) tasks_by_node_[t->node].insert(t);
   if (!t->job.empty()) tasks_by_job_[t->job].insert(t);
+  if (!t->anti_affinity.empty()) ++anti_affinity_pods_;
   Account(*t, +1);
 }
 
@@ -244,6 +246,7 @@ void ClusterState::RemovePod(const std::string& uid) {
       if (jit->second.empty()) tasks_by_job_.erase(jit);
     }
   }
+  if (!t->anti_affinity.empty()) --anti_affinity_pods_;
   tasks_.erase(it);
   BumpCapacity();
 }
@@ -258,10 +261,19 @@ void ClusterState::UpsertJob(const JobInfo& in) {
   if (pc != priority_classes_.end()) j.priority = pc->second;
   if (it != jobs_.end()) {
     JobInfo& old = it->second;
-    // Keep the core's phase when the API shows an older one (the status writer is asynchronous); the API
-    // wins only when it moves the job forward past what the core set (e.g. a restart sets Pending again
-    // through a new PodGroup uid).
-    if (old.uid == j.uid) j.phase = old.phase == PodGroupPhase::kPending ? j.phase : old.phase;
+    // The core owns the phase once it knows the PodGroup (the status writer is asynchronous, so the API
+    // shows older phases); a new uid (PodGroup re-created) starts over from the API's phase.
+    if (old.uid == j.uid) j.phase = old.phase;
+    bool same = old.uid == j.uid && old.queue == j.queue && old.min_member == j.min_member &&
+                old.min_task_member == j.min_task_member && old.min_resources == j.min_resources &&
+                old.priority == j.priority && old.priority_class_name == j.priority_class_name &&
+                old.network_topology.mode == j.network_topology.mode &&
+                old.network_topology.highest_tier_allowed == j.network_topology.highest_tier_allowed &&
+                old.network_topology.highest_tier_name == j.network_topology.highest_tier_name &&
+                old.task_topology_affinity == j.task_topology_affinity &&
+                old.task_topology_anti_affinity == j.task_topology_anti_affinity &&
+                old.task_topology_order == j.task_topology_order;
+    if (same) return;  // e.g. our own status write coming back through the informer
     if (old.queue != j.queue) {
       auto oq = queues_.find(old.queue);
       if (oq != queues_.end()) {
@@ -279,6 +291,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
     j.role_ready = old.role_ready;
     j.allocated = old.allocated;
     j.pending_request = old.pending_request;
+    j.pending_best_effort = old.pending_best_effort;
     j.version = old.version + 1;
     old = std::move(j);
     BumpCapacity();  // minMember/minResources/queue changes can make the job (or others) schedulable
@@ -289,6 +302,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
   j.role_ready.clear();
   j.allocated = Resource();
   j.pending_request = Resource();
+  j.pending_best_effort = 0;
   j.version = 1;
   auto [nit, _] = jobs_.emplace(j.key, std::move(j));
   auto tit = tasks_by_job_.find(nit->first);

@@ -113,6 +113,8 @@ class ClusterState {
   // changes that can make a previously unschedulable job fit (node add/update/remove, a pod leaving or
   // finishing or releasing, queue or HyperNode changes, binds rolled back).
   uint64_t generation() const { return generation_; }
+  // Pods (any status) that carry required anti-affinity terms; 0 lets predicates skip the symmetric check.
+  int anti_affinity_pods() const { return anti_affinity_pods_; }
   uint64_t capacity_epoch() const { return capacity_epoch_; }
 
   // Last bind failure recorded for a job by BindFailed (consumed by the next cycle's status update).
@@ -122,6 +124,7 @@ class ClusterState {
   friend class Statement;
   friend class Session;
   friend class Scheduler;
+  friend class Allocator;
   struct NodeSlot;
   struct JobSlot;
 
@@ -137,6 +140,7 @@ class ClusterState {
   CoreOptions options_;
   ResourceRegistry registry_;
   uint64_t generation_ = 1, capacity_epoch_ = 1;
+  int anti_affinity_pods_ = 0;
 
   // Nodes live in a slot vector (stable indexes for per-cycle bitmaps); removed slots are reused.
   std::vector<NodeInfo> nodes_;

@@ -59,7 +59,12 @@ class Scheduler {
 
  private:
   Scheduler(SchedulerConf conf, PluginRegistry registry, const core::Clock* clock);
-  friend class AllocateAction;
+  core::Status BuildPlugins(std::vector<std::string>* warnings);
+  void Enqueue(Session& ssn);
+  void Allocate(Session& ssn);
+  void Backfill(Session& ssn);
+  void WriteStatus(Session& ssn);
+  friend class Allocator;
 
   struct JobMemo {
     uint64_t job_version = 0;
@@ -79,7 +84,12 @@ class Scheduler {
   std::map<std::string, JobMemo> unschedulable_memo_;  // job -> inputs at its last failed attempt
   std::map<std::string, PodGroupStatusUpdate> emitted_pg_;
   std::map<std::string, Resource> emitted_queue_;
-  uint64_t last_status_generation_ = 0;
+  std::map<std::string, uint64_t> emitted_version_;  // job -> version at its last status evaluation
+  struct Caches;  // per-shape static predicate results, node ranks (defined in scheduler.cc)
+  std::unique_ptr<Caches> caches_;
+
+ public:
+  ~Scheduler();
 };
 
 }  // namespace tephra::sched

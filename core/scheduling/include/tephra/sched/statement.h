@@ -43,6 +43,13 @@ class Statement {
   // Allocated -> kBinding with a BindDecision appended; Evict -> EvictDecision; Pipeline entries are
   // returned through *pipelined for the session to undo at cycle end. Idempotent; empties the journal.
   void Commit(CycleResult* out, std::vector<Entry>* pipelined);
+  // Hands the journal to the caller without applying or undoing it (used for pipelined gangs whose
+  // placements are held until the session closes). The statement is empty afterwards.
+  std::vector<Entry> Release() {
+    std::vector<Entry> out = std::move(entries_);
+    entries_.clear();
+    return out;
+  }
   // Undoes every entry in reverse order. Idempotent (a second call does nothing).
   void Discard();
 

@@ -155,7 +155,8 @@ struct JobInfo {
   std::map<std::string, int> role_total;   // per task role, all non-terminal tasks
   std::map<std::string, int> role_ready;   // per task role, IsAllocatedStatus or Succeeded
   Resource allocated;  // requests of tasks in IsAllocatedStatus
-  Resource pending_request;  // requests of kPending tasks
+  Resource pending_request;  // requests of kPending and kPipelined tasks
+  int pending_best_effort = 0;  // kPending tasks with best_effort (backfill candidates)
   uint64_t version = 0;  // bumped on any change to the job or its tasks
 
   int Count(TaskStatus s) const { return status_count[static_cast<size_t>(s)]; }
