@@ -39,6 +39,16 @@ struct RestConfig {
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};  // per non-watch request
 
   std::string user_agent = "tephra";
+
+  // Retries of kUnavailable (429, 5xx, timeouts, resets): at most max_tries attempts in all. The delay is the
+  // server's Retry-After when given, else exponential from retry_initial to retry_max with jitter.
+  int max_tries = 10;
+  std::chrono::milliseconds retry_initial{100};
+  std::chrono::milliseconds retry_max{std::chrono::seconds(5)};
+  // A watch's read timeout is its timeoutSeconds plus this slack; a watch without timeoutSeconds uses
+  // `watch_idle_timeout`. Either expiring ends the watch normally (the caller re-watches).
+  std::chrono::seconds watch_slack{30};
+  std::chrono::seconds watch_idle_timeout{330};
 };
 
 // Loads the configuration. `kubeconfig_path` is the --kubeconfig flag ("" = not given); `master_override` is
