@@ -281,6 +281,13 @@ class Allocator {
       }
       if (!ssn_.Allocatable(q, *t)) {
         queue_full_ = true;
+        // Say what is short: node reasons when no node could take the task anyway, else the queue.
+        if (last_reasons_.empty()) {
+          auto reasons = Explain(*t, allowed);
+          int failing = 0;
+          for (const auto& [r, n] : reasons) failing += n;
+          if (failing >= static_cast<int>(st_.SchedulableNodes().size())) last_reasons_ = std::move(reasons);
+        }
         unplaced.push_back(t);
         continue;
       }
@@ -418,7 +425,6 @@ class Allocator {
     int unsched = static_cast<int>(unplaced.size());
     std::string msg = !topo_error.empty() ? topo_error : FormatReasons(last_reasons_);
     if (queue_full_ && msg.empty()) msg = "queue " + q.name + " resource quota insufficient";
-    else if (queue_full_) msg += ", queue " + q.name + " resource quota insufficient";
     ssn_.RecordFitErrors(job.key, unsched, msg);
     ++m.schedule_attempts["unschedulable"];
     if (pipelined) {

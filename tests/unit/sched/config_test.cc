@@ -1,0 +1,66 @@
+#include <gtest/gtest.h>
+
+#include "tephra/sched/config.h"
+#include "tephra/sched/framework.h"
+
+namespace tephra::sched {
+namespace {
+
+TEST(SchedulerConf, DefaultValidates) {
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(SchedulerConf::Default().Validate(PluginRegistry::Builtin(), &warnings).ok());
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(SchedulerConf, ParsesActionString) {
+  EXPECT_EQ(SchedulerConf::ParseActions(" enqueue, allocate ,backfill"),
+            (std::vector<std::string>{"enqueue", "allocate", "backfill"}));
+}
+
+TEST(SchedulerConf, RejectsUnknownNames) {
+  SchedulerConf c = SchedulerConf::Default();
+  c.actions.push_back("allocat");
+  EXPECT_EQ(c.Validate(PluginRegistry::Builtin()).code(), core::StatusCode::kInvalidArgument);
+  c = SchedulerConf::Default();
+  c.tiers[0].plugins.push_back(PluginOption::Named("gangg"));
+  EXPECT_EQ(c.Validate(PluginRegistry::Builtin()).code(), core::StatusCode::kInvalidArgument);
+  c = SchedulerConf::Default();
+  c.tiers[1].plugins.push_back(PluginOption::Named("gang"));
+  EXPECT_FALSE(c.Validate(PluginRegistry::Builtin()).ok()) << "duplicate plugin accepted";
+}
+
+TEST(SchedulerConf, ProportionWithDrfHierarchyRejected) {
+  SchedulerConf c = SchedulerConf::Default();
+  for (auto& p : c.tiers[1].plugins)
+    if (p.name == "drf") p.enable_hierarchy = true;
+  core::Status s = c.Validate(PluginRegistry::Builtin());
+  EXPECT_EQ(s.code(), core::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("enableHierarchy"), std::string::npos);
+}
+
+TEST(SchedulerConf, KnownButUnimplementedWarns) {
+  SchedulerConf c = SchedulerConf::Default();
+  c.actions.push_back("preempt");
+  c.tiers[1].plugins.push_back(PluginOption::Named("sla"));
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(c.Validate(PluginRegistry::Builtin(), &warnings).ok());
+  EXPECT_EQ(warnings.size(), 2u);
+}
+
+TEST(PluginRegistry, RejectsDuplicates) {
+  PluginRegistry r = PluginRegistry::Builtin();
+  EXPECT_EQ(r.Register("gang", [](const PluginOption&) { return std::unique_ptr<Plugin>(); }).code(),
+            core::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(r.Has("network-topology-aware"));
+}
+
+TEST(Args, ParseWithFallback) {
+  std::map<std::string, std::string> a{{"x", "true"}, {"w", "2.5"}, {"bad", "zz"}};
+  EXPECT_TRUE(ArgBool(a, "x", false));
+  EXPECT_DOUBLE_EQ(ArgDouble(a, "w", 1), 2.5);
+  EXPECT_DOUBLE_EQ(ArgDouble(a, "bad", 1), 1);
+  EXPECT_FALSE(ArgBool(a, "missing", false));
+}
+
+}  // namespace
+}  // namespace tephra::sched

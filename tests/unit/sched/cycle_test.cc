@@ -1,0 +1,352 @@
+// Whole-cycle behaviour of the scheduling core.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "fixture.h"
+
+namespace tephra::sched {
+namespace {
+
+using testing::Cluster;
+using testing::kGi;
+
+const PodGroupStatusUpdate* FindPg(const CycleResult& r, const std::string& key) {
+  for (const auto& u : r.pod_groups)
+    if (u.job == key) return &u;
+  return nullptr;
+}
+
+TEST(Cycle, TwoWholeClusterGangsOneWinsOtherBindsNothing) {
+  Cluster c;
+  c.Queue("default");
+  for (int i = 0; i < 4; ++i) c.Node("n" + std::to_string(i), 32000, 256 * kGi, 8);
+  Resource req = Resource::CpuMem(4000, 32 * kGi).With(c.gpu(), 8);
+  c.Gang("a", 4, req);
+  c.Gang("b", 4, req);
+  CycleResult r = c.Run();
+  EXPECT_EQ(r.binds.size(), 4u);
+  int a = c.BoundCount("ns/a"), b = c.BoundCount("ns/b");
+  EXPECT_EQ(a + b, 4);
+  EXPECT_TRUE((a == 4 && b == 0) || (a == 0 && b == 4));
+  EXPECT_EQ(a, 4) << "older gang goes first (creation time tie-break)";
+  const PodGroupStatusUpdate* pb = FindPg(r, "ns/b");
+  ASSERT_NE(pb, nullptr);
+  ASSERT_EQ(pb->conditions.size(), 1u);
+  EXPECT_EQ(pb->conditions[0].type, "Unschedulable");
+  EXPECT_EQ(pb->conditions[0].reason, "NotEnoughResources");
+  EXPECT_EQ(pb->conditions[0].message, "4/4 tasks in gang unschedulable: 4 node(s) had insufficient nvidia.com/gpu");
+  const PodGroupStatusUpdate* pa = FindPg(r, "ns/a");
+  ASSERT_NE(pa, nullptr);
+  EXPECT_EQ(pa->phase, PodGroupPhase::kRunning);
+  EXPECT_EQ(pa->conditions[0].type, "Scheduled");
+  // Nothing is freed: the loser keeps binding nothing.
+  r = c.Run();
+  EXPECT_TRUE(r.binds.empty());
+  EXPECT_EQ(c.BoundCount("ns/b"), 0);
+}
+
+TEST(Cycle, QueueWeightsSplitOneToThreeUnderContention) {
+  Cluster c;
+  c.Queue("default");
+  c.Queue("a", 1);
+  c.Queue("b", 3);
+  for (int i = 0; i < 4; ++i) c.Node("n" + std::to_string(i), 4000, 64 * kGi);
+  for (int i = 0; i < 20; ++i) {
+    c.Gang("a" + std::to_string(i), 1, Resource::CpuMem(1000, kGi), "a");
+    c.Gang("b" + std::to_string(i), 1, Resource::CpuMem(1000, kGi), "b");
+  }
+  c.Run();
+  EXPECT_EQ(c.st().FindQueue("a")->allocated.Get(kCpu), 4000);
+  EXPECT_EQ(c.st().FindQueue("b")->allocated.Get(kCpu), 12000);
+}
+
+TEST(Cycle, QueueCapabilityNeverExceeded) {
+  Cluster c;
+  c.Queue("default");
+  c.Queue("capped", 1, Resource::Unlimited().With(kCpu, 3000));
+  for (int i = 0; i < 10; ++i) c.Node("n" + std::to_string(i), 4000, 64 * kGi);
+  for (int i = 0; i < 10; ++i) c.Gang("j" + std::to_string(i), 1, Resource::CpuMem(1000, kGi), "capped");
+  for (int cycle = 0; cycle < 5; ++cycle) {
+    c.Run();
+    EXPECT_LE(c.st().FindQueue("capped")->allocated.Get(kCpu), 3000);
+  }
+  EXPECT_EQ(c.st().FindQueue("capped")->allocated.Get(kCpu), 3000);
+}
+
+// Two spines of two leaves each, as HyperNode objects; leaf sizes 2,4 | 3,1 nodes of 8 GPUs.
+void BuildFabric(Cluster& c) {
+  std::vector<std::pair<std::string, int>> leaves = {{"l1", 2}, {"l2", 4}, {"l3", 3}, {"l4", 1}};
+  for (const auto& [leaf, n] : leaves) {
+    HyperNodeInfo h;
+    h.name = leaf;
+    h.tier = 1;
+    h.tier_name = "leaf";
+    HyperNodeMember m;
+    m.kind = MemberSelectorKind::kRegex;
+    m.name_or_pattern = leaf + "-n[0-9]+";
+    h.members.push_back(m);
+    c.st().UpsertHyperNode(h);
+    for (int i = 0; i < n; ++i) c.Node(leaf + "-n" + std::to_string(i), 64000, 512 * kGi, 8);
+  }
+  for (auto [spine, kids] : {std::pair<std::string, std::vector<std::string>>{"s1", {"l1", "l2"}}, {"s2", {"l3", "l4"}}}) {
+    HyperNodeInfo h;
+    h.name = spine;
+    h.tier = 2;
+    h.tier_name = "spine";
+    for (const auto& k : kids) {
+      HyperNodeMember m;
+      m.type = HyperNodeMemberType::kHyperNode;
+      m.name_or_pattern = k;
+      h.members.push_back(m);
+    }
+    c.st().UpsertHyperNode(h);
+  }
+}
+
+std::set<std::string> LeavesOf(Cluster& c, const std::string& job) {
+  std::set<std::string> leaves;
+  for (const TaskInfo* t : c.st().TasksOfJob(job))
+    if (!t->node.empty()) leaves.insert(t->node.substr(0, 2));
+  return leaves;
+}
+
+TEST(Cycle, GangLandsInFewestLeafSwitches) {
+  Cluster c;
+  c.Queue("default");
+  BuildFabric(c);
+  Resource full = Resource::CpuMem(8000, 64 * kGi).With(c.gpu(), 8);
+  // 3 whole-node pods, confined to one leaf: the tightest leaf that fits is l3 (3 nodes), not l2 (4).
+  JobInfo small = c.Job("small", 3);
+  small.network_topology = {TopologyMode::kHard, 1, ""};
+  c.AddJob(small);
+  for (int i = 0; i < 3; ++i) c.st().UpsertPod(c.Pod(small, i, full));
+  // 5 whole-node pods within one spine: only s1 (2+4 nodes) fits; it must use 2 leaves, not 3.
+  JobInfo big = c.Job("big", 5);
+  big.network_topology = {TopologyMode::kHard, 0, "spine"};
+  c.AddJob(big);
+  for (int i = 0; i < 5; ++i) c.st().UpsertPod(c.Pod(big, i, full));
+  c.Run();
+  EXPECT_EQ(c.BoundCount("ns/small"), 3);
+  EXPECT_EQ(LeavesOf(c, "ns/small"), (std::set<std::string>{"l3"}));
+  EXPECT_EQ(c.BoundCount("ns/big"), 5);
+  EXPECT_EQ(LeavesOf(c, "ns/big"), (std::set<std::string>{"l1", "l2"}));
+  // A hard tier-1 gang of 5 fits no leaf: it binds nothing and says why.
+  JobInfo wide = c.Job("wide", 2);
+  wide.network_topology = {TopologyMode::kHard, 1, ""};
+  c.AddJob(wide);
+  for (int i = 0; i < 2; ++i) c.st().UpsertPod(c.Pod(wide, i, full));
+  CycleResult r = c.Run();
+  EXPECT_EQ(c.BoundCount("ns/wide"), 0);
+  const PodGroupStatusUpdate* pg = FindPg(r, "ns/wide");
+  ASSERT_NE(pg, nullptr);
+  EXPECT_NE(pg->conditions[0].message.find("no HyperNode with tier <= 1"), std::string::npos);
+}
+
+TEST(Cycle, LabelTopologyWithoutHyperNodes) {
+  Cluster c;
+  c.Queue("default");
+  for (int i = 0; i < 4; ++i)
+    c.Node("a" + std::to_string(i), 8000, 64 * kGi, 8, {{"volcano.sh/hypernode-leaf", i < 2 ? "x" : "y"}});
+  JobInfo j = c.Job("j", 2);
+  j.network_topology = {TopologyMode::kHard, 1, ""};
+  c.AddJob(j);
+  for (int i = 0; i < 2; ++i) c.st().UpsertPod(c.Pod(j, i, Resource::Cpu(1000).With(c.gpu(), 8)));
+  c.Run();
+  ASSERT_EQ(c.BoundCount("ns/j"), 2);
+  auto tasks = c.st().TasksOfJob("ns/j");
+  auto leaf = [&](const TaskInfo* t) { return c.st().FindNode(t->node)->labels.at("volcano.sh/hypernode-leaf"); };
+  EXPECT_EQ(leaf(tasks[0]), leaf(tasks[1]));
+}
+
+TEST(Cycle, BinpackFillsNodesBeforeOpeningNewOnes) {
+  SchedulerConf conf = Cluster::Conf();
+  for (auto& p : conf.tiers[1].plugins)
+    if (p.name == "binpack") p.arguments = {{"binpack.weight", "10"}, {"binpack.resources", "nvidia.com/gpu"}};
+  Cluster c(conf);
+  c.Queue("default");
+  for (int i = 0; i < 3; ++i) c.Node("n" + std::to_string(i), 64000, 512 * kGi, 8);
+  for (int i = 0; i < 4; ++i) c.Gang("j" + std::to_string(i), 1, Resource::CpuMem(1000, kGi).With(c.gpu(), 2));
+  c.Run();
+  std::set<std::string> used;
+  for (int i = 0; i < 4; ++i)
+    for (const TaskInfo* t : c.st().TasksOfJob("ns/j" + std::to_string(i))) used.insert(t->node);
+  EXPECT_EQ(used.size(), 1u);
+  c.Gang("j4", 1, Resource::CpuMem(1000, kGi).With(c.gpu(), 2));
+  c.Run();
+  used.clear();
+  for (int i = 0; i < 5; ++i)
+    for (const TaskInfo* t : c.st().TasksOfJob("ns/j" + std::to_string(i))) used.insert(t->node);
+  EXPECT_EQ(used.size(), 2u) << "the full node forces exactly one new node";
+}
+
+std::vector<std::string> Decisions(bool reverse_insertion) {
+  Cluster c;
+  c.Queue("default");
+  c.Queue("q2", 2);
+  std::vector<int> idx(12);
+  for (int i = 0; i < 12; ++i) idx[static_cast<size_t>(i)] = i;
+  if (reverse_insertion) std::reverse(idx.begin(), idx.end());
+  for (int i : idx) c.Node("n" + std::to_string(i), 16000, 128 * kGi, 4, {{"volcano.sh/hypernode-leaf", std::to_string(i % 3)}});
+  for (int i : idx) {
+    JobInfo j = c.Job("j" + std::to_string(i), 2 + i % 3, i % 2 ? "q2" : "default");
+    j.creation_time = WallTime(std::chrono::seconds(100 + i));  // same inputs whatever the insertion order
+    c.AddJob(j);
+    for (int k = 0; k < 2 + i % 4; ++k) {
+      TaskInfo t = c.Pod(j, k, Resource::CpuMem(2000, 8 * kGi).With(c.gpu(), 1 + k % 2));
+      t.creation_index = static_cast<uint64_t>(i * 100 + k);
+      c.st().UpsertPod(t);
+    }
+  }
+  std::vector<std::string> out;
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    CycleResult r = c.Run();
+    for (const auto& b : r.binds) out.push_back(b.task_uid.substr(0, b.task_uid.find('-')) + b.task_uid.substr(b.task_uid.find('-')) + "@" + b.node);
+  }
+  return out;
+}
+
+TEST(Cycle, DeterministicAcrossRunsAndInsertionOrder) {
+  auto a = Decisions(false);
+  auto b = Decisions(false);
+  auto c = Decisions(true);
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, c);
+}
+
+TEST(Cycle, NoChangeCycleDoesNoWork) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 8000, 64 * kGi, 8);
+  c.Gang("fits", 1, Resource::Cpu(1000));
+  c.Gang("too-big", 2, Resource::Cpu(1000).With(c.gpu(), 8));
+  CycleResult r1 = c.Run();
+  EXPECT_EQ(r1.binds.size(), 1u);
+  EXPECT_EQ(r1.metrics.jobs_considered, 2);
+  CycleResult r2 = c.Run();
+  EXPECT_EQ(r2.metrics.jobs_considered, 0);
+  EXPECT_EQ(r2.metrics.jobs_skipped_clean, 1);
+  EXPECT_TRUE(r2.binds.empty());
+  EXPECT_TRUE(r2.pod_groups.empty());
+  EXPECT_TRUE(r2.queues.empty());
+  EXPECT_TRUE(r2.events.empty());
+  // A relevant change (new capacity) makes the gang eligible again at once.
+  c.Node("n1", 8000, 64 * kGi, 8);
+  CycleResult r3 = c.Run();
+  EXPECT_EQ(r3.metrics.jobs_considered, 1);
+  EXPECT_EQ(c.BoundCount("ns/too-big"), 2);
+}
+
+TEST(Cycle, UnchangedGangRetriedPeriodically) {
+  SchedulerConf conf = Cluster::Conf();
+  conf.core.retry_unchanged_every_cycles = 3;
+  Cluster c(conf);
+  c.Queue("default");
+  c.Node("n0", 8000, 64 * kGi);
+  c.Gang("too-big", 1, Resource::Cpu(9000));
+  int considered = 0;
+  for (int i = 0; i < 7; ++i) considered += static_cast<int>(c.Run().metrics.jobs_considered);
+  EXPECT_EQ(considered, 3);  // cycles 1, 4, 7
+}
+
+TEST(Cycle, BindFailureRollsBackTheGang) {
+  Cluster c;
+  c.Queue("default");
+  for (int i = 0; i < 3; ++i) c.Node("n" + std::to_string(i), 8000, 64 * kGi);
+  c.Gang("g", 3, Resource::Cpu(6000));
+  CycleResult r = c.Run();
+  ASSERT_EQ(r.binds.size(), 3u);
+  c.st().BindSucceeded(r.binds[0].task_uid);
+  auto rolled = c.st().BindFailed(r.binds[1].task_uid, "node n1 rejected the pod");
+  EXPECT_EQ(rolled.size(), 2u) << "the confirmed bind stays, the other in-flight one is rolled back";
+  EXPECT_EQ(c.st().FindTask(r.binds[0].task_uid)->status, TaskStatus::kBound);
+  EXPECT_EQ(c.st().FindTask(r.binds[1].task_uid)->status, TaskStatus::kPending);
+  EXPECT_EQ(c.st().FindTask(r.binds[2].task_uid)->status, TaskStatus::kPending);
+  EXPECT_EQ(c.st().FindNode(r.binds[2].node)->used.Get(kCpu), 0);
+  CycleResult r2 = c.Run();
+  const PodGroupStatusUpdate* pg = FindPg(r2, "ns/g");
+  ASSERT_NE(pg, nullptr);
+  EXPECT_EQ(pg->conditions[0].reason, "BindFailed");
+  EXPECT_NE(pg->conditions[0].message.find("node n1 rejected the pod"), std::string::npos);
+  EXPECT_EQ(r2.binds.size(), 2u) << "the gang is retried right away";
+}
+
+TEST(Cycle, FitErrorsNameWhatIsShort) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("small0", 8000, 64 * kGi, 2);
+  c.Node("small1", 8000, 64 * kGi, 2);
+  NodeInfo t0 = c.Node("tainted0", 8000, 64 * kGi, 8);
+  t0.taints = {{"k", "v", TaintEffect::kNoSchedule}};
+  c.st().UpsertNode(t0);
+  NodeInfo t1 = c.Node("tainted1", 8000, 64 * kGi, 8);
+  t1.taints = {{"k", "v", TaintEffect::kNoExecute}};
+  c.st().UpsertNode(t1);
+  c.Gang("g", 1, Resource::Cpu(1000).With(c.gpu(), 8));
+  CycleResult r = c.Run();
+  const PodGroupStatusUpdate* pg = FindPg(r, "ns/g");
+  ASSERT_NE(pg, nullptr);
+  EXPECT_EQ(pg->conditions[0].message,
+            "1/1 tasks in gang unschedulable: 2 node(s) had insufficient nvidia.com/gpu, "
+            "2 node(s) had untolerated taint {k: v}");
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].type, "Warning");
+  EXPECT_EQ(c.Run().events.size(), 0u) << "the same condition is not re-announced";
+}
+
+TEST(Cycle, EnqueueGatesOnOvercommit) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 8000, 64 * kGi);
+  JobInfo huge = c.Job("huge", 1);
+  huge.min_resources = Resource::Cpu(20000);  // > 8000 * 1.2
+  c.AddJob(huge);
+  c.st().UpsertPod(c.Pod(huge, 0, Resource::Cpu(1000)));
+  JobInfo ok = c.Job("ok", 1);
+  ok.min_resources = Resource::Cpu(1000);
+  c.AddJob(ok);
+  c.st().UpsertPod(c.Pod(ok, 0, Resource::Cpu(1000)));
+  c.Run();
+  EXPECT_EQ(c.st().FindJob("ns/huge")->phase, PodGroupPhase::kPending);
+  EXPECT_EQ(c.BoundCount("ns/huge"), 0);
+  EXPECT_EQ(c.st().FindJob("ns/ok")->phase, PodGroupPhase::kRunning);
+  EXPECT_EQ(c.BoundCount("ns/ok"), 1);
+}
+
+TEST(Cycle, CapacityReturnGoesToOlderStuckGang) {
+  // reliability scenario 10: equal priority, the documented tie-break is creation time.
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 8000, 64 * kGi);
+  c.Gang("gang", 2, Resource::Cpu(8000));   // created first, needs two nodes
+  c.Gang("filler", 1, Resource::Cpu(8000));  // created later
+  c.Run();
+  EXPECT_EQ(c.BoundCount("ns/gang"), 0);
+  EXPECT_EQ(c.BoundCount("ns/filler"), 1);
+  // Remediation: the filler finishes and a second node returns; the gang gets both.
+  TaskInfo f = *c.st().FindTask("filler-0");
+  f.status = TaskStatus::kSucceeded;
+  c.st().UpsertPod(f);
+  c.Gang("filler2", 1, Resource::Cpu(8000));
+  c.Node("n1", 8000, 64 * kGi);
+  c.Run();
+  EXPECT_EQ(c.BoundCount("ns/gang"), 2);
+  EXPECT_EQ(c.BoundCount("ns/filler2"), 0);
+}
+
+TEST(Cycle, BackfillPlacesBestEffortPods) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 1000, kGi);
+  JobInfo j = c.Job("be", 1);
+  c.AddJob(j);
+  c.st().UpsertPod(c.Pod(j, 0, Resource()));
+  CycleResult r = c.Run();
+  ASSERT_EQ(r.binds.size(), 1u);
+  EXPECT_EQ(r.binds[0].node, "n0");
+}
+
+}  // namespace
+}  // namespace tephra::sched

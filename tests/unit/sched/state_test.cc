@@ -1,0 +1,128 @@
+#include <gtest/gtest.h>
+
+#include "fixture.h"
+#include "tephra/sched/cluster_state.h"
+#include "tephra/sched/result.h"
+#include "tephra/sched/statement.h"
+
+namespace tephra::sched {
+namespace {
+
+using testing::Cluster;
+using testing::kGi;
+
+TEST(Resource, FitsOnlyRequestedDimensions) {
+  Resource req = Resource::Cpu(500);
+  Resource avail = Resource::CpuMem(1000, 0);
+  EXPECT_TRUE(req.FitsIn(avail));
+  EXPECT_FALSE(Resource::CpuMem(500, 1).FitsIn(avail));
+  EXPECT_EQ(Resource::CpuMem(500, 1).FirstShortDimension(avail), kMemory);
+  EXPECT_TRUE(Resource().With(kPods, 1).IsBestEffort());
+  EXPECT_FALSE(Resource::Cpu(1).IsBestEffort());
+}
+
+TEST(ResourceRegistry, InternsUpToCapacity) {
+  ResourceRegistry r;
+  EXPECT_EQ(*r.Find("cpu"), kCpu);
+  int gpu = *r.Intern("nvidia.com/gpu");
+  EXPECT_EQ(gpu, kFirstScalar);
+  EXPECT_EQ(*r.Intern("nvidia.com/gpu"), gpu);
+  for (int i = 0; i < kMaxResources; ++i) (void)r.Intern("x/" + std::to_string(i));
+  EXPECT_FALSE(r.Intern("one-too-many").has_value());
+  EXPECT_EQ(r.Format(Resource::Cpu(500).With(gpu, 2)), "cpu 500m, nvidia.com/gpu 2");
+}
+
+TEST(Selectors, OperatorsAndTolerations) {
+  Labels l{{"zone", "a"}, {"gen", "5"}};
+  EXPECT_TRUE(MatchesRequirement({"zone", SelectorOp::kIn, {"a", "b"}}, l));
+  EXPECT_FALSE(MatchesRequirement({"zone", SelectorOp::kNotIn, {"a"}}, l));
+  EXPECT_TRUE(MatchesRequirement({"x", SelectorOp::kDoesNotExist, {}}, l));
+  EXPECT_TRUE(MatchesRequirement({"gen", SelectorOp::kGt, {"4"}}, l));
+  EXPECT_FALSE(MatchesRequirement({"gen", SelectorOp::kLt, {"4"}}, l));
+  EXPECT_FALSE(MatchesRequirement({"zone", SelectorOp::kGt, {"1"}}, l));  // not an integer
+  Taint t{"gpu", "true", TaintEffect::kNoSchedule};
+  EXPECT_TRUE((Toleration{"gpu", false, "true", std::nullopt}).Tolerates(t));
+  EXPECT_FALSE((Toleration{"gpu", false, "false", std::nullopt}).Tolerates(t));
+  EXPECT_TRUE((Toleration{"", true, "", std::nullopt}).Tolerates(t));
+  EXPECT_FALSE((Toleration{"gpu", true, "", TaintEffect::kNoExecute}).Tolerates(t));
+}
+
+TEST(ClusterState, AggregatesFollowPodsAndNodes) {
+  Cluster c;
+  c.Queue("default");
+  JobInfo j = c.Job("a", 1);
+  c.AddJob(j);
+  TaskInfo p = c.Pod(j, 0, Resource::CpuMem(1000, kGi));
+  p.status = TaskStatus::kRunning;
+  p.node = "n1";
+  c.st().UpsertPod(p);  // pod arrives before its node
+  c.Node("n1", 4000, 8 * kGi);
+  EXPECT_EQ(c.st().FindNode("n1")->used.Get(kCpu), 1000);
+  EXPECT_EQ(c.st().FindNode("n1")->task_count, 1);
+  EXPECT_EQ(c.st().FindJob("ns/a")->allocated.Get(kCpu), 1000);
+  EXPECT_EQ(c.st().FindQueue("default")->allocated.Get(kCpu), 1000);
+  p.status = TaskStatus::kSucceeded;
+  uint64_t epoch = c.st().capacity_epoch();
+  c.st().UpsertPod(p);
+  EXPECT_EQ(c.st().FindNode("n1")->used.Get(kCpu), 0);
+  EXPECT_EQ(c.st().FindQueue("default")->allocated.Get(kCpu), 0);
+  EXPECT_EQ(c.st().FindJob("ns/a")->Count(TaskStatus::kSucceeded), 1);
+  EXPECT_GT(c.st().capacity_epoch(), epoch);
+  c.st().RemovePod(p.uid);
+  EXPECT_EQ(c.st().FindJob("ns/a")->TotalTasks(), 0);
+}
+
+TEST(Statement, DiscardUndoesInReverseAndIsIdempotent) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n1", 4000, 8 * kGi);
+  JobInfo j = c.Gang("g", 2, Resource::Cpu(1000));
+  CycleResult out;
+  {
+    Statement s(&c.st());
+    ASSERT_TRUE(s.Allocate("g-0", "n1").ok());
+    ASSERT_TRUE(s.Allocate("g-1", "n1").ok());
+    EXPECT_FALSE(s.Allocate("g-1", "n1").ok());  // no longer pending
+    EXPECT_EQ(c.st().FindNode("n1")->used.Get(kCpu), 2000);
+    s.Discard();
+    s.Discard();
+    EXPECT_EQ(c.st().FindNode("n1")->used.Get(kCpu), 0);
+    EXPECT_EQ(c.st().FindTask("g-0")->status, TaskStatus::kPending);
+    EXPECT_TRUE(c.st().FindTask("g-0")->node.empty());
+  }
+  {
+    Statement s(&c.st());
+    ASSERT_TRUE(s.Allocate("g-0", "n1").ok());
+    s.Commit(&out, nullptr);
+  }  // destructor must not undo a committed statement
+  EXPECT_EQ(c.st().FindTask("g-0")->status, TaskStatus::kBinding);
+  ASSERT_EQ(out.binds.size(), 1u);
+  EXPECT_EQ(out.binds[0].node, "n1");
+  {
+    Statement s(&c.st());
+    ASSERT_TRUE(s.Allocate("g-1", "n1").ok());
+  }  // destructor discards
+  EXPECT_EQ(c.st().FindTask("g-1")->status, TaskStatus::kPending);
+}
+
+TEST(ClusterState, InformerLagKeepsAssumptionAndNodeNameConfirms) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n1", 4000, 8 * kGi);
+  JobInfo j = c.Gang("g", 1, Resource::Cpu(1000));
+  c.Run();
+  ASSERT_EQ(c.st().FindTask("g-0")->status, TaskStatus::kBinding);
+  TaskInfo stale = c.Pod(j, 0, Resource::Cpu(1000));
+  stale.creation_index = c.st().FindTask("g-0")->creation_index;
+  c.st().UpsertPod(stale);  // still Pending without nodeName in the informer
+  EXPECT_EQ(c.st().FindTask("g-0")->status, TaskStatus::kBinding);
+  EXPECT_EQ(c.st().FindNode("n1")->used.Get(kCpu), 1000);
+  stale.node = "n1";
+  stale.status = TaskStatus::kBound;
+  c.st().UpsertPod(stale);
+  EXPECT_EQ(c.st().FindTask("g-0")->status, TaskStatus::kBound);
+  EXPECT_EQ(c.st().FindNode("n1")->used.Get(kCpu), 1000);
+}
+
+}  // namespace
+}  // namespace tephra::sched
