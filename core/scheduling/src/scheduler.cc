@@ -402,6 +402,21 @@ class Allocator {
     std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*a, *b); });
     queue_full_ = false;
     last_reasons_.clear();
+    auto& m = ssn_.result().metrics;
+    // Retry of a gang that failed before: if the whole cluster's future-idle cannot hold the gang's
+    // missing minimum, it fails again without touching nodes, keeping its previous explanation.
+    auto memo = s_.unschedulable_memo_.find(job.key);
+    if (memo != s_.unschedulable_memo_.end() && !memo->second.message.empty()) {
+      int missing = job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined);
+      Resource need;
+      for (size_t i = 0; i < tasks.size() && static_cast<int>(i) < missing; ++i) need += tasks[i]->request;
+      if (missing > 0 && !need.FitsIn(ClusterIdle())) {
+        ssn_.RecordFitErrors(job.key, memo->second.unschedulable, memo->second.message);
+        ++m.schedule_attempts["unschedulable"];
+        memo->second = {job.version, st_.capacity_epoch(), s_.cycle_, memo->second.unschedulable, memo->second.message};
+        return;
+      }
+    }
     Statement stmt(&st_);
     std::vector<TaskInfo*> unplaced;
     std::string topo_error;
@@ -411,8 +426,8 @@ class Allocator {
     } else {
       unplaced = PlaceTasks(job, q, tasks, nullptr, stmt);
     }
-    auto& m = ssn_.result().metrics;
     if (ssn_.JobReady(job)) {
+      for (const auto& e : stmt.entries()) cluster_idle_ -= st_.FindTask(e.task_uid)->request;
       size_t before = ssn_.result().binds.size();
       stmt.Commit(&ssn_.result(), &ssn_.pipelined());
       m.placements += static_cast<int64_t>(ssn_.result().binds.size() - before);
@@ -430,11 +445,12 @@ class Allocator {
     if (pipelined) {
       // Hold the placements (and the resources) until the session closes; nothing is bound.
       auto entries = stmt.Release();
+      for (const auto& e : entries) cluster_idle_ -= st_.FindTask(e.task_uid)->request;
       ssn_.pipelined().insert(ssn_.pipelined().end(), entries.begin(), entries.end());
       return;
     }
     stmt.Discard();
-    s_.unschedulable_memo_[job.key] = {job.version, st_.capacity_epoch(), s_.cycle_};
+    s_.unschedulable_memo_[job.key] = {job.version, st_.capacity_epoch(), s_.cycle_, unsched, msg};
   }
 
   // volcano-compat 8.7: smallest tier first; within a tier the best HyperNodeOrder score first; the first
@@ -492,8 +508,20 @@ class Allocator {
     return PlaceLeafGreedy(job, q, tasks, st_.SchedulableNodes(), stmt);
   }
 
+  // Sum of FutureIdle over schedulable nodes, computed on first use and kept current as jobs commit.
+  const Resource& ClusterIdle() {
+    if (!cluster_idle_valid_) {
+      cluster_idle_ = Resource();
+      for (int slot : st_.SchedulableNodes()) cluster_idle_ += st_.NodeAt(slot).FutureIdle().ClampZero();
+      cluster_idle_valid_ = true;
+    }
+    return cluster_idle_;
+  }
+
   Scheduler& s_;
   Session& ssn_;
+  Resource cluster_idle_;
+  bool cluster_idle_valid_ = false;
   ClusterState& st_;
   bool queue_full_ = false;
   std::map<std::string, int> last_reasons_;

@@ -70,6 +70,8 @@ class Scheduler {
     uint64_t job_version = 0;
     uint64_t capacity_epoch = 0;
     uint64_t cycle = 0;
+    int unschedulable = 0;  // fit error of that attempt, reused when a retry fails fast
+    std::string message;
   };
   struct EmittedStatus {
     PodGroupStatusUpdate status;
