@@ -23,10 +23,16 @@ ROLE_PIDS=()
 # Returns 0 when it is running, 3 when the role is a not-yet-implemented stub, 1 when it failed otherwise.
 # A stub is recognised by its behaviour, not by --help (CLI11 answers --help even for stubs): it exits with
 # code 3 and says "not implemented" right away. A real role is still running after the probe window.
+# With ROLE_PID_DIR set, the role is detached instead (own session, pid in $ROLE_PID_DIR/tephra-<role>.pid,
+# which is the cluster's run/ dir, so `cluster.sh down` stops it with the control plane).
 start_role() {
   local role=$1 logf=$2; shift 2
   "$TEPHRA_BIN" "$role" --help >/dev/null 2>&1 || return 3
-  "$TEPHRA_BIN" "$role" "$@" </dev/null >"$logf" 2>&1 &
+  if [ -n "${ROLE_PID_DIR:-}" ]; then
+    setsid "$TEPHRA_BIN" "$role" "$@" </dev/null >"$logf" 2>&1 &
+  else
+    "$TEPHRA_BIN" "$role" "$@" </dev/null >"$logf" 2>&1 &
+  fi
   local pid=$! rc deadline=$(( $(date +%s) + 3 ))
   while [ "$(date +%s)" -lt "$deadline" ]; do
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -38,7 +44,7 @@ start_role() {
     fi
     sleep 0.2
   done
-  ROLE_PIDS+=("$pid")
+  if [ -n "${ROLE_PID_DIR:-}" ]; then echo "$pid" >"$ROLE_PID_DIR/tephra-$role.pid"; else ROLE_PIDS+=("$pid"); fi
   return 0
 }
 
