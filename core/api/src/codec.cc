@@ -42,6 +42,9 @@ Status Decode(const json& j, int64_t* out) {
   }
   if (j.is_number_float()) {
     double d = j.get<double>();
+    // Range check first: converting an out-of-range double to int64 is undefined behaviour
+    // (a document may say 1e300 where an integer belongs).
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return core::InvalidArgumentError("integer out of range");
     if (d != static_cast<double>(static_cast<int64_t>(d))) return TypeError("integer", j);
     *out = static_cast<int64_t>(d);
     return Status::OK();

@@ -4,6 +4,11 @@
 #include <string>
 
 namespace tephra::api {
+namespace {
+// 10^29 nano-units: far above any real request, and far enough below the __int128 limit (~1.7e38 nano)
+// that summing a few such values cannot overflow.
+constexpr __int128 kMaxNano = static_cast<__int128>(100000000000000000LL) * 1000000000000LL;
+}  // namespace
 
 void AddResources(ResourceList* a, const ResourceList& b) {
   for (const auto& [name, q] : b) {
@@ -108,10 +113,22 @@ ResourceList MinResourcesForJob(const Job& job, const PriorityLookup& priority) 
 
   ResourceList out;
   int32_t count = 0;
+  // Adds min(n, remaining slots) pods of `t` by multiplication, so a job with 10^9 replicas costs the
+  // same as one with 10.
   auto add_pods = [&](const TaskSpec& t, int32_t n) {
-    if (n <= 0) return;
+    int32_t k = std::min(n, job_min - count);
+    if (k <= 0) return;
     ResourceList usage = PodQuotaUsage(t.template_.spec);
-    for (int32_t i = 0; i < n && count < job_min; ++i, ++count) AddResources(&out, usage);
+    for (auto& [name, q] : usage) {
+      __int128 scaled;
+      // Quantity's operator* does not check overflow; saturate at a huge but harmless value instead.
+      if (__builtin_mul_overflow(q.NanoValue(), static_cast<__int128>(k), &scaled) || scaled > kMaxNano || scaled < -kMaxNano)
+        q = core::Quantity::MustParse("1e20");
+      else
+        q = q * k;
+    }
+    AddResources(&out, usage);
+    count += k;
   };
   if (job_min < total_min) {
     for (const auto& e : tasks) add_pods(*e.task, e.task->replicas);

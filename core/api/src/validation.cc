@@ -1,6 +1,7 @@
 #include "tephra/api/validation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <regex>
 #include <set>
@@ -310,14 +311,10 @@ FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup) {
     if (auto q = QualifiedNameError(pod_name); !q.empty())
       errs.push_back({tp + ".name", "pod name " + pod_name + " is invalid: " + q});
     ValidatePodTemplate(t.template_, tp + ".template", &errs);
-    if (!t.topology_policy.empty()) {
-      if (t.topology_policy != kTopologyPolicyNone && t.topology_policy != kTopologyPolicyBestEffort &&
-          t.topology_policy != kTopologyPolicyRestricted && t.topology_policy != kTopologyPolicySingleNumaNode)
-        errs.push_back({tp + ".topologyPolicy", "unsupported topologyPolicy \"" + t.topology_policy + "\""});
-      else if (t.topology_policy != kTopologyPolicyNone && !HasIntegerCpu(t.template_.spec))
-        errs.push_back({tp + ".template.spec.containers",
-                        "the cpu request isn't an integer in task: " + t.name + " job: " + job.metadata.name});
-    }
+    // Volcano does not restrict the topologyPolicy value itself (unknown values pass), only the CPU shape.
+    if (!t.topology_policy.empty() && t.topology_policy != kTopologyPolicyNone && !HasIntegerCpu(t.template_.spec))
+      errs.push_back({tp + ".template.spec.containers",
+                      "the cpu request isn't an integer in task: " + t.name + " job: " + job.metadata.name});
     if (t.max_retry < -1) errs.push_back({tp + ".maxRetry", "'maxRetry' must be >= -1 in task: " + t.name});
     ValidatePartition(t, tp, &errs);
   }
@@ -367,9 +364,6 @@ FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup) {
       else
         deps[t.name].push_back(d);
     }
-    if (!t.depends_on->iteration.empty() && t.depends_on->iteration != kIterationAny &&
-        t.depends_on->iteration != kIterationAll)
-      errs.push_back({Idx("spec.tasks", i) + ".dependsOn.iteration", "must be any or all"});
   }
   if (has_deps && !IsDag(deps))
     errs.push_back({"spec.tasks", "job has dependencies between tasks, but doesn't form a directed acyclic graph(DAG)"});
@@ -486,9 +480,6 @@ FieldErrors ValidateQueue(AdmissionOp op, const Queue* old_queue, const Queue& q
   if (spec.weight <= 0 || spec.weight > 65535)
     errs.push_back({"spec.weight", "queue weight must be in the range [1, 65535]"});
   if (spec.priority < 0) errs.push_back({"spec.priority", "must be greater than or equal to 0"});
-  if (!spec.dequeue_strategy.empty() && spec.dequeue_strategy != kDequeueStrategyFIFO &&
-      spec.dequeue_strategy != kDequeueStrategyTraverse)
-    errs.push_back({"spec.dequeueStrategy", "dequeueStrategy must be fifo or traverse"});
   if (!queue.status.state.empty() && queue.status.state != kQueueStateOpen && queue.status.state != kQueueStateClosed)
     errs.push_back({"status.state", "queue state must be in [Open Closed]"});
   ValidateQuantitiesNonNegative(spec.capability, "spec.capability", &errs);
@@ -663,9 +654,6 @@ FieldErrors ValidateJobFlow(const JobFlow& flow) {
     }
   }
   if (!IsDag(deps)) errs.push_back({"spec.flows", "jobflow Flow is not DAG"});
-  if (!flow.spec.job_retain_policy.empty() && flow.spec.job_retain_policy != kJobRetainPolicyRetain &&
-      flow.spec.job_retain_policy != kJobRetainPolicyDelete)
-    errs.push_back({"spec.jobRetainPolicy", "jobRetainPolicy must be retain or delete"});
   return errs;
 }
 
@@ -691,6 +679,33 @@ FieldErrors ValidateHyperNode(const HyperNode& hn) {
         errs.push_back({mp + ".selector.regexMatch.pattern", "member regexMatch pattern is required"});
       } else {
         // std::regex reports syntax errors by throwing; catch here so no exception leaves the module.
+        // It also expands counted repetition into NFA states and compiles nested groups recursively, so
+        // "a{1000000000}" or 10,000 nested parentheses would hang or overflow the stack: refuse them
+        // first, with RE2's own limits (repeat count <= 1000) and a conservative nesting bound.
+        const std::string& pat = s.regex_match->pattern;
+        bool too_complex = pat.size() > 4096;
+        int depth = 0;
+        for (size_t k = 0; k < pat.size() && !too_complex; ++k) {
+          char c = pat[k];
+          if (c == '\\') {
+            ++k;
+          } else if (c == '(') {
+            too_complex = ++depth > 100;
+          } else if (c == ')') {
+            --depth;
+          } else if (c == '{') {
+            long n = 0;
+            for (size_t d = k + 1; d < pat.size() && (std::isdigit(static_cast<unsigned char>(pat[d])) || pat[d] == ','); ++d) {
+              if (pat[d] == ',') n = 0;
+              else if ((n = n * 10 + (pat[d] - '0')) > 1000) too_complex = true;
+            }
+          }
+        }
+        if (too_complex) {
+          errs.push_back({mp + ".selector.regexMatch.pattern",
+                          "member regexMatch pattern is invalid: " + s.regex_match->pattern});
+          continue;
+        }
         try {
           std::regex re(s.regex_match->pattern, std::regex::ECMAScript);
         } catch (const std::regex_error&) {

@@ -19,6 +19,7 @@
 // keys. Decode never throws.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -157,39 +158,50 @@ bool IsEmptyValue(const T& v) {
 
 // Reads known keys out of an object, leaving the rest in *extra.
 //
-// An object with no unknown keys leaves *extra null rather than an empty object: an empty
-// nlohmann object still allocates, and informer caches hold 150k pods with a dozen structs each.
+// Unknown keys are copied into *extra once, when the reader goes out of scope (so decoding a document is
+// linear in its size, rather than copying every subtree once per nesting level). An object with no unknown
+// keys leaves *extra null rather than an empty object: an empty nlohmann object still allocates, and
+// informer caches hold 150k pods with a dozen structs each.
 class FieldReader {
  public:
   FieldReader(const json& j, json* extra) : extra_(extra) {
+    *extra_ = nullptr;
     if (j.is_object()) {
-      *extra_ = j;
-    } else {
-      *extra_ = json::object();
-      if (!j.is_null()) status_ = core::InvalidArgumentError(std::string("expected object, got ") + j.type_name());
+      j_ = &j;
+    } else if (!j.is_null()) {
+      status_ = core::InvalidArgumentError(std::string("expected object, got ") + j.type_name());
     }
   }
   template <typename T>
   FieldReader& Get(std::string_view key, T* out) {
-    auto it = extra_->find(key);
-    if (it == extra_->end()) return *this;
+    if (j_ == nullptr) return *this;
+    auto it = j_->find(key);
+    if (it == j_->end()) return *this;
+    if (std::find(claimed_.begin(), claimed_.end(), &it.key()) == claimed_.end()) claimed_.push_back(&it.key());
     if (status_.ok()) {
       Status s = Decode(*it, out);
       if (!s.ok()) status_ = std::move(s).Annotate(std::string(key));
     }
-    extra_->erase(it);
     return *this;
   }
   Status status() const { return status_; }
   ~FieldReader() {
-    if (extra_->is_object() && extra_->empty()) *extra_ = nullptr;
+    if (j_ == nullptr || claimed_.size() >= j_->size()) return;
+    for (auto it = j_->begin(); it != j_->end(); ++it) {
+      bool claimed = false;
+      for (const std::string* c : claimed_)
+        if (c == &it.key()) claimed = true;
+      if (!claimed) (*extra_)[it.key()] = it.value();
+    }
   }
   FieldReader(const FieldReader&) = delete;
   FieldReader& operator=(const FieldReader&) = delete;
 
  private:
+  const json* j_ = nullptr;
   json* extra_;
   Status status_;
+  std::vector<const std::string*> claimed_;  // keys of *j_ already decoded (addresses are stable)
 };
 
 // Writes known keys on top of the unknown ones. Set() omits empty values (Go omitempty);
