@@ -218,6 +218,13 @@ double Session::NodeScore(const TaskInfo& t, const NodeInfo& n) const {
   return s;
 }
 
+bool Session::JobDependentScore(const JobInfo& job) const {
+  TEPHRA_HOOKS(kHookNodeOrder);
+  for (const auto& x : list)
+    if (x.plugin->JobDependentScore(*this, job)) return true;
+  return false;
+}
+
 double Session::HyperNodeScore(const JobInfo& job, const std::string& hypernode) const {
   TEPHRA_HOOKS(kHookHyperNodeOrder);
   double s = 0;

@@ -415,6 +415,10 @@ class TaskTopologyPlugin final : public Plugin {
   std::string Name() const override { return "task-topology"; }
   uint32_t Hooks() const override { return kHookNodeOrder | kHookTaskOrder; }
   void OnSessionOpen(Session&) override { parsed_.clear(); }
+  bool JobDependentScore(const Session& ssn, const JobInfo& job) const override {
+    const Parsed* p = Get(ssn, job.key);
+    return p && (!p->affinity.empty() || !p->anti.empty());
+  }
 
   double NodeScore(const Session& ssn, const TaskInfo& t, const NodeInfo& n) const override {
     const Parsed* p = Get(ssn, t.job);

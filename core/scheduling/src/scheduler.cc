@@ -203,7 +203,6 @@ class Allocator {
     const TaskInfo* rep = nullptr;
     std::vector<Entry> heap;
     std::vector<int> future;  // nodes where only FutureIdle fits (pipeline candidates)
-    bool failed = false;
   };
 
   const Scheduler::Caches::Shape& StaticFor(const TaskInfo& t) {
@@ -269,10 +268,19 @@ class Allocator {
 
   // Places as many of `tasks` as possible on nodes in `allowed` (nullptr = all); unplaced tasks are
   // returned in order. Stops early when the queue refuses more (sets queue_full_).
+  //
+  // Heaps: when scores cannot depend on the job (no job-dependent NodeScore, no node restriction, no
+  // anti-affinity in play), groups are keyed by shape alone and shared by every job of the cycle, so a
+  // thousand identical gangs build one heap, not a thousand. Every node a statement touches (placement or
+  // discard) is re-scored into all shared heaps (Touch), which keeps the lazy-invalidation invariant.
   std::vector<TaskInfo*> PlaceTasks(const JobInfo& job, const QueueInfo& q, const std::vector<TaskInfo*>& tasks,
                                     const std::vector<char>* allowed, Statement& stmt) {
-    std::map<std::pair<uint32_t, std::string>, Group> groups;
+    std::map<std::pair<uint32_t, std::string>, Group> local;
+    std::set<Group*> failed;  // groups that failed during this call: nothing frees up meanwhile
+    const bool may_share = allowed == nullptr && !ssn_.JobDependentScore(job) && st_.anti_affinity_pods() == 0;
+    const bool recheck = st_.anti_affinity_pods() > 0;
     std::vector<TaskInfo*> unplaced;
+    std::vector<Entry> skipped;
     for (size_t i = 0; i < tasks.size(); ++i) {
       TaskInfo* t = tasks[i];
       if (queue_full_) {
@@ -291,17 +299,18 @@ class Allocator {
         unplaced.push_back(t);
         continue;
       }
-      Group& g = groups[{t->shape, t->role}];
+      Group& g = may_share ? shared_[t->shape] : local[{t->shape, t->role}];
       if (!g.rep) {
         g.rep = t;
         Build(g, allowed);
       }
-      if (g.failed) {  // same shape and role already failed here: nothing freed since
+      if (failed.count(&g)) {
         unplaced.push_back(t);
         continue;
       }
       int placed_slot = -1;
       bool pipelined = false;
+      skipped.clear();
       while (!g.heap.empty()) {
         Entry top = g.heap.front();
         std::pop_heap(g.heap.begin(), g.heap.end());
@@ -316,8 +325,18 @@ class Allocator {
           }
           continue;
         }
+        if (recheck && !ssn_.DynamicPredicate(*t, n).empty()) {  // rep passed, this task may not
+          skipped.push_back(top);
+          continue;
+        }
+        g.heap.push_back(top);  // stays a candidate until the placement bumps the node version
+        std::push_heap(g.heap.begin(), g.heap.end());
         placed_slot = top.slot;
         break;
+      }
+      for (const Entry& e : skipped) {
+        g.heap.push_back(e);
+        std::push_heap(g.heap.begin(), g.heap.end());
       }
       if (placed_slot < 0) {
         for (int slot : g.future) {
@@ -330,7 +349,7 @@ class Allocator {
         }
       }
       if (placed_slot < 0) {
-        g.failed = true;
+        failed.insert(&g);
         if (last_reasons_.empty()) last_reasons_ = Explain(*t, allowed);
         unplaced.push_back(t);
         continue;
@@ -341,18 +360,35 @@ class Allocator {
         unplaced.push_back(t);
         continue;
       }
-      // Re-score the changed node in every group of this job.
-      const NodeInfo& n = st_.NodeAt(placed_slot);
-      for (auto& [k, g2] : groups) {
-        if (!g2.rep || g2.failed) continue;
-        if (auto score = Evaluate(*g2.rep, n)) {
-          g2.heap.push_back({*score, s_.caches_->rank[static_cast<size_t>(placed_slot)], placed_slot, n.version});
-          std::push_heap(g2.heap.begin(), g2.heap.end());
-        }
-      }
+      // Re-score the changed node in every heap that may hold it.
+      for (auto& [k, g2] : local) Push(g2, placed_slot);
+      Touch(placed_slot);
     }
-    (void)job;
     return unplaced;
+  }
+
+  void Push(Group& g, int slot) {
+    if (!g.rep) return;
+    const NodeInfo& n = st_.NodeAt(slot);
+    if (auto score = Evaluate(*g.rep, n)) {
+      g.heap.push_back({*score, s_.caches_->rank[static_cast<size_t>(slot)], slot, n.version});
+      std::push_heap(g.heap.begin(), g.heap.end());
+    } else if (g.rep->request.FitsIn(n.FutureIdle())) {
+      g.future.push_back(slot);
+    }
+  }
+  void Touch(int slot) {
+    for (auto& [shape, g] : shared_) Push(g, slot);
+  }
+  // Discard that keeps the shared heaps truthful: restored nodes may score higher than their entries.
+  void Discard(Statement& stmt) {
+    std::vector<int> slots;
+    for (const auto& e : stmt.entries()) slots.push_back(st_.NodeIndex(e.node));
+    stmt.Discard();
+    std::sort(slots.begin(), slots.end());
+    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+    for (int slot : slots)
+      if (slot >= 0) Touch(slot);
   }
 
   // Splits `domain` (node slots, name order) into leaf groups and fills them largest-idle first, so a
@@ -449,7 +485,7 @@ class Allocator {
       ssn_.pipelined().insert(ssn_.pipelined().end(), entries.begin(), entries.end());
       return;
     }
-    stmt.Discard();
+    Discard(stmt);
     s_.unschedulable_memo_[job.key] = {job.version, st_.capacity_epoch(), s_.cycle_, unsched, msg};
   }
 
@@ -498,7 +534,7 @@ class Allocator {
         queue_full_ = false;
         auto rest = PlaceLeafGreedy(job, q, tasks, view.entries.at(name).nodes, stmt);
         if (ssn_.JobReady(job) || ssn_.JobPipelined(job)) return rest;
-        stmt.Discard();
+        Discard(stmt);
       }
     }
     if (job.network_topology.mode == TopologyMode::kHard) {
@@ -522,6 +558,7 @@ class Allocator {
   Session& ssn_;
   Resource cluster_idle_;
   bool cluster_idle_valid_ = false;
+  std::map<uint32_t, Group> shared_;
   ClusterState& st_;
   bool queue_full_ = false;
   std::map<std::string, int> last_reasons_;

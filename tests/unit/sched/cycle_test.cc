@@ -181,6 +181,32 @@ TEST(Cycle, BinpackFillsNodesBeforeOpeningNewOnes) {
   EXPECT_EQ(used.size(), 2u) << "the full node forces exactly one new node";
 }
 
+TEST(Cycle, SharedScoreHeapsStayCorrectAfterDiscard) {
+  // A failing gang places and discards on nodes first; a later job of the same shape family must still
+  // see the true binpack order (the fuller node n2), not scores left over from the dry run.
+  SchedulerConf conf = Cluster::Conf();
+  for (auto& p : conf.tiers[1].plugins)
+    if (p.name == "binpack") p.arguments = {{"binpack.weight", "10"}, {"binpack.resources", "nvidia.com/gpu"}};
+  Cluster c(conf);
+  c.Queue("default");
+  for (int i = 0; i < 3; ++i) c.Node("n" + std::to_string(i), 64000, 512 * kGi, 8);
+  JobInfo run = c.Job("running", 1);
+  c.AddJob(run);
+  TaskInfo r = c.Pod(run, 0, Resource::Cpu(1000).With(c.gpu(), 4));
+  r.status = TaskStatus::kRunning;
+  r.node = "n2";
+  c.st().UpsertPod(r);
+  // b (older) takes 5 of the 5 free 4-GPU slots, misses its 6th and is discarded; z then sees the real
+  // state, where the half-full n2 is the best binpack fit.
+  c.Gang("b", 6, Resource::Cpu(1000).With(c.gpu(), 4));
+  c.Gang("z", 1, Resource::Cpu(1000).With(c.gpu(), 4));
+  CycleResult res = c.Run();
+  EXPECT_EQ(c.BoundCount("ns/b"), 0);
+  ASSERT_EQ(res.binds.size(), 1u);
+  EXPECT_EQ(res.binds[0].task_uid, "z-0");
+  EXPECT_EQ(res.binds[0].node, "n2");
+}
+
 std::vector<std::string> Decisions(bool reverse_insertion) {
   Cluster c;
   c.Queue("default");

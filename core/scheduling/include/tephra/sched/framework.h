@@ -84,6 +84,9 @@ class Plugin {
   // heaps instead of rescoring every node for every task (topology preferences that span several nodes
   // are expressed through HyperNodeOrder instead).
   virtual double NodeScore(const Session&, const TaskInfo&, const NodeInfo&) const { return 0; }
+  // True when NodeScore for this job's tasks depends on the job itself (e.g. task-topology annotations):
+  // such jobs get private score heaps instead of the per-shape heaps shared across jobs.
+  virtual bool JobDependentScore(const Session&, const JobInfo&) const { return false; }
   // Called by the enqueue action after a job moved Pending -> Inqueue (plugins track inqueue resources).
   virtual void OnJobEnqueued(Session&, const JobInfo&) {}
   // Higher is better; used to rank HyperNodes of one tier that can hold a job.
@@ -143,6 +146,7 @@ class Session {
   std::string StaticPredicate(const TaskInfo& t, const NodeInfo& n) const;
   std::string DynamicPredicate(const TaskInfo& t, const NodeInfo& n) const;
   double NodeScore(const TaskInfo& t, const NodeInfo& n) const;
+  bool JobDependentScore(const JobInfo& job) const;
   double HyperNodeScore(const JobInfo& job, const std::string& hypernode) const;
   bool HasHook(Hook h) const;
   void JobEnqueued(const JobInfo& job);
