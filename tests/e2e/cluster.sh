@@ -14,7 +14,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The kube-controller-manager controllers that work without cloud providers or kubelets. nodelifecycle is left
 # out on purpose: it would taint simulated nodes whose heartbeats it does not like.
-DEFAULT_KCM_CONTROLLERS=garbagecollector,namespace,serviceaccount,serviceaccount-token,clusterrole-aggregation,root-ca-cert-publisher,replicaset,deployment,statefulset,daemonset,job,podgc,resourcequota,disruption,endpoint,endpointslice
+# pvc-protection/pv-protection remove the finalizer the (default-on) StorageObjectInUseProtection admission
+# plugin puts on every PVC/PV; without them deleting a PVC hangs forever.
+DEFAULT_KCM_CONTROLLERS=garbagecollector,namespace,serviceaccount,serviceaccount-token,clusterrole-aggregation,root-ca-cert-publisher,replicaset,deployment,statefulset,daemonset,job,podgc,resourcequota,disruption,endpoint,endpointslice,pvc-protection,pv-protection
 SERVICE_CIDR=10.0.0.0/24
 SERVICE_IP=10.0.0.1   # first address of SERVICE_CIDR: the `kubernetes` Service's ClusterIP, must be in the cert
 

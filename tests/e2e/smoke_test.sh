@@ -79,10 +79,10 @@ for f in "${examples[@]}"; do
     echo "$f: create failed:" >&2; cat "$WORK/$name.create.err" >&2; bad=1; continue
   fi
   # Read each object back by the name the server gave it (some examples use generateName), as
-  # <kind>.<version>.<group>/<name> so the exact API version sent is the one read.
+  # <kind>.<version>.<group>/<name> so the exact API version sent is the one read (core group: <kind>/<name>).
   jq -r '(if .kind=="List" then .items[] else . end)
          | (.apiVersion | split("/")) as $gv
-         | "\(.kind | ascii_downcase).\(if ($gv|length)==2 then "\($gv[1]).\($gv[0])" else $gv[0] end)/\(.metadata.name) \(.metadata.namespace // "")"' \
+         | "\(.kind | ascii_downcase)\(if ($gv|length)==2 then ".\($gv[1]).\($gv[0])" else "" end)/\(.metadata.name) \(.metadata.namespace // "")"' \
     "$WORK/$name.created.json" >"$WORK/$name.refs"
   : >"$WORK/$name.stored.json"
   while read -r ref ns; do

@@ -7,7 +7,7 @@ usage: compare_objects.py SENT.json STORED.json
 
 Every field of each sent object must be present in the stored one with an equal value. Extra stored fields
 (defaults, server-set metadata) are fine. Ignored: top-level `status` (the status subresource drops it on
-create, by design) and server-owned metadata. Prints one line per missing/changed field; exit 1 if any.
+create, by design), server-owned metadata, and zero values absent from built-in kinds (see builtin()). Prints one line per missing/changed field; exit 1 if any.
 """
 import json
 import sys
@@ -30,7 +30,19 @@ def load(path):
         out += doc["items"] if doc.get("kind", "").endswith("List") and "items" in doc else [doc]
 
 
-def diff(sent, stored, path, out):
+def builtin(obj):
+    """Kubernetes' own kinds (core group, *.k8s.io). Their Go types drop zero values (`omitempty`) on output,
+    so `globalDefault: false` sent is legitimately absent when read back; custom resources keep what they
+    store, so for them an absent field means the schema pruned it."""
+    group = obj.get("apiVersion", "").rpartition("/")[0]
+    return group == "" or group.endswith(".k8s.io") or "." not in group
+
+
+def is_zero(value):
+    return value in (False, 0, "", None) or value == [] or value == {}
+
+
+def diff(sent, stored, path, out, omitempty=False):
     if isinstance(sent, dict):
         if not isinstance(stored, dict):
             out.append(f"{path}: sent an object, stored {json.dumps(stored)[:80]}")
@@ -42,15 +54,16 @@ def diff(sent, stored, path, out):
                 continue
             sub = f"{path}.{key}"
             if key not in stored:
-                out.append(f"{sub}: pruned (sent {json.dumps(value)[:80]})")
+                if not (omitempty and is_zero(value)):
+                    out.append(f"{sub}: pruned (sent {json.dumps(value)[:80]})")
             else:
-                diff(value, stored[key], sub, out)
+                diff(value, stored[key], sub, out, omitempty)
     elif isinstance(sent, list):
         if not isinstance(stored, list) or len(stored) != len(sent):
             out.append(f"{path}: sent {json.dumps(sent)[:80]}, stored {json.dumps(stored)[:80]}")
             return
         for i, (a, b) in enumerate(zip(sent, stored)):
-            diff(a, b, f"{path}[{i}]", out)
+            diff(a, b, f"{path}[{i}]", out, omitempty)
     elif sent != stored:  # note 1 == 1.0 in Python: JSON integer/float spelling differences are not losses
         out.append(f"{path}: sent {json.dumps(sent)}, stored {json.dumps(stored)}")
 
@@ -72,7 +85,7 @@ def main():
             problems.append(f"{name}: read back {b.get('kind')}/{meta_b.get('name')} instead")
             continue
         found = []
-        diff(a, b, "", found)
+        diff(a, b, "", found, omitempty=builtin(a))
         problems += [f"{name} {p}" for p in found]
     for p in problems:
         print(p)
