@@ -57,6 +57,11 @@ eval "$(bash "$HERE/cluster.sh" env "$DIR")"
 export TEPHRA_E2E_LOG_DIR=$DIR/logs
 
 rc=0
-timeout --kill-after=10 "${TEPHRA_E2E_TEST_TIMEOUT:-480}" "$@" || rc=$?
+# `timeout` makes itself a process-group leader; its pid goes into run/ so that `cluster.sh down` (from the
+# trap or from the watchdog) also stops the test and anything it started, if this wrapper dies first.
+timeout --kill-after=10 "${TEPHRA_E2E_TEST_TIMEOUT:-480}" "$@" &
+echo $! >"$DIR/run/test.pid"
+wait $! || rc=$?
+rm -f "$DIR/run/test.pid"
 [ "$rc" -ne 124 ] || echo "run-with-cluster: test timed out after ${TEPHRA_E2E_TEST_TIMEOUT:-480}s" >&2
 exit "$rc"
