@@ -288,6 +288,8 @@ cmd_up() {
   fi
   flock -u 9; exec 9>&-
 
+  # KUBECACHEDIR: kubectl's discovery cache per cluster, so a later cluster on a reused port never sees the
+  # API list (e.g. without our CRDs) cached from an earlier one, and ~/.kube/cache does not grow per port.
   cat >"$DIR/env" <<EOF
 export KUBECONFIG=$DIR/kubeconfig
 export KUBECTL=$KUBECTL
@@ -298,6 +300,7 @@ export TEPHRA_E2E_CA_FILE=$pki/ca.crt
 export TEPHRA_E2E_TOKEN_FILE=$pki/admin.token
 export TEPHRA_E2E_ETCD_URL=http://127.0.0.1:$ETCD_PORT
 export TEPHRA_E2E_SA_KEY_FILE=$pki/sa.key
+export KUBECACHEDIR=$DIR/kube-cache
 EOF
 
   # Usable means: the namespace controller's `default` namespace exists and the serviceaccount controllers have
