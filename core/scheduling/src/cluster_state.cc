@@ -292,6 +292,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
     j.allocated = old.allocated;
     j.pending_request = old.pending_request;
     j.pending_best_effort = old.pending_best_effort;
+    j.sched = old.sched;
     j.version = old.version + 1;
     old = std::move(j);
     BumpCapacity();  // minMember/minResources/queue changes can make the job (or others) schedulable
@@ -303,6 +304,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
   j.allocated = Resource();
   j.pending_request = Resource();
   j.pending_best_effort = 0;
+  j.sched = {};
   j.version = 1;
   auto [nit, _] = jobs_.emplace(j.key, std::move(j));
   auto tit = tasks_by_job_.find(nit->first);
@@ -321,6 +323,7 @@ void ClusterState::RemoveJob(const std::string& key) {
   }
   jobs_.erase(it);
   bind_failures_.erase(key);
+  removed_jobs_.push_back(key);
   BumpCapacity();
 }
 
@@ -416,6 +419,7 @@ std::vector<std::string> ClusterState::BindFailed(const std::string& uid, const 
 }
 
 std::string ClusterState::TakeBindFailure(const std::string& job_key) {
+  if (bind_failures_.empty()) return {};
   auto it = bind_failures_.find(job_key);
   if (it == bind_failures_.end()) return {};
   std::string s = std::move(it->second);

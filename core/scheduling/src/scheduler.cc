@@ -59,7 +59,7 @@ Status Scheduler::UpdateConf(SchedulerConf conf, std::vector<std::string>* warni
   TEPHRA_RETURN_IF_ERROR(conf.Validate(registry_, warnings));
   conf_ = std::move(conf);
   state_.set_options(conf_.core);
-  unschedulable_memo_.clear();
+  for (auto& [k, j] : state_.jobs_) j.sched.failed = false;
   return BuildPlugins(warnings);
 }
 
@@ -155,9 +155,9 @@ class Allocator {
       if (enqueue_on && j.phase == PodGroupPhase::kPending) continue;
       const QueueInfo* q = st_.FindQueue(j.queue);
       if (!q || q->state != QueueState::kOpen) continue;
-      auto m = s_.unschedulable_memo_.find(key);
-      if (m != s_.unschedulable_memo_.end() && retry > 0 && m->second.job_version == j.version &&
-          m->second.capacity_epoch == st_.capacity_epoch() && s_.cycle_ - m->second.cycle < static_cast<uint64_t>(retry)) {
+      const auto& m = j.sched;
+      if (m.failed && retry > 0 && m.failed_version == j.version && m.failed_epoch == st_.capacity_epoch() &&
+          s_.cycle_ - m.failed_cycle < static_cast<uint64_t>(retry)) {
         ++ssn_.result().metrics.jobs_skipped_clean;
         continue;
       }
@@ -441,15 +441,18 @@ class Allocator {
     auto& m = ssn_.result().metrics;
     // Retry of a gang that failed before: if the whole cluster's future-idle cannot hold the gang's
     // missing minimum, it fails again without touching nodes, keeping its previous explanation.
-    auto memo = s_.unschedulable_memo_.find(job.key);
-    if (memo != s_.unschedulable_memo_.end() && !memo->second.message.empty()) {
+    auto& memo = job.sched;
+    if (memo.failed && !memo.message.empty()) {
       int missing = job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined);
       Resource need;
       for (size_t i = 0; i < tasks.size() && static_cast<int>(i) < missing; ++i) need += tasks[i]->request;
-      if (missing > 0 && !need.FitsIn(ClusterIdle())) {
-        ssn_.RecordFitErrors(job.key, memo->second.unschedulable, memo->second.message);
+      // Also fail fast when the queue refuses the first task (proportion deserved / capability).
+      if ((missing > 0 && !need.FitsIn(ClusterIdle())) || !ssn_.Allocatable(q, *tasks[0])) {
+        ssn_.RecordFitErrors(job.key, memo.unschedulable, memo.message);
         ++m.schedule_attempts["unschedulable"];
-        memo->second = {job.version, st_.capacity_epoch(), s_.cycle_, memo->second.unschedulable, memo->second.message};
+        memo.failed_version = job.version;
+        memo.failed_epoch = st_.capacity_epoch();
+        memo.failed_cycle = s_.cycle_;
         return;
       }
     }
@@ -469,7 +472,7 @@ class Allocator {
       m.placements += static_cast<int64_t>(ssn_.result().binds.size() - before);
       ++m.schedule_attempts["scheduled"];
       ssn_.scheduled_jobs()[job.key] = true;
-      s_.unschedulable_memo_.erase(job.key);
+      job.sched.failed = false;
       return;
     }
     bool pipelined = !stmt.empty() && ssn_.JobPipelined(job);
@@ -486,7 +489,12 @@ class Allocator {
       return;
     }
     Discard(stmt);
-    s_.unschedulable_memo_[job.key] = {job.version, st_.capacity_epoch(), s_.cycle_, unsched, msg};
+    job.sched.failed = true;
+    job.sched.failed_version = job.version;
+    job.sched.failed_epoch = st_.capacity_epoch();
+    job.sched.failed_cycle = s_.cycle_;
+    job.sched.unschedulable = unsched;
+    job.sched.message = msg;
   }
 
   // volcano-compat 8.7: smallest tier first; within a tier the best HyperNodeOrder score first; the first
@@ -610,12 +618,10 @@ void Scheduler::WriteStatus(Session& ssn) {
   CycleResult& out = ssn.result();
   const auto& fit = ssn.fit_errors();
   for (auto& [key, j] : state_.jobs_) {
-    auto fe = fit.find(key);
-    bool scheduled = ssn.scheduled_jobs().count(key) > 0;
+    auto fe = fit.empty() ? fit.end() : fit.find(key);
+    bool scheduled = !ssn.scheduled_jobs().empty() && ssn.scheduled_jobs().count(key) > 0;
     std::string bind_failure = state_.TakeBindFailure(key);
-    auto ev = emitted_version_.find(key);
-    if (fe == fit.end() && !scheduled && bind_failure.empty() && ev != emitted_version_.end() && ev->second == j.version)
-      continue;
+    if (fe == fit.end() && !scheduled && bind_failure.empty() && j.sched.status_version == j.version) continue;
     // volcano-compat 6.1.
     int running = j.Count(TaskStatus::kRunning), succeeded = j.Count(TaskStatus::kSucceeded),
         failed = j.Count(TaskStatus::kFailed);
@@ -668,20 +674,14 @@ void Scheduler::WriteStatus(Session& ssn) {
     bool changed = prev == emitted_pg_.end() || prev->second.phase != u.phase || prev->second.running != u.running ||
                    prev->second.succeeded != u.succeeded || prev->second.failed != u.failed ||
                    prev->second.conditions != u.conditions;
-    emitted_version_[key] = j.version;
+    j.sched.status_version = j.version;
     if (!changed) continue;
     emitted_pg_[key] = u;
     out.pod_groups.push_back(std::move(u));
   }
-  for (auto it = emitted_pg_.begin(); it != emitted_pg_.end();) {
-    if (!state_.FindJob(it->first)) {
-      emitted_version_.erase(it->first);
-      unschedulable_memo_.erase(it->first);
-      it = emitted_pg_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  for (const auto& key : state_.removed_jobs_)
+    if (!state_.FindJob(key)) emitted_pg_.erase(key);
+  state_.removed_jobs_.clear();
   for (const auto& [name, q] : state_.queues_) {
     auto it = emitted_queue_.find(name);
     if (it != emitted_queue_.end() && it->second == q.allocated) continue;

@@ -163,6 +163,7 @@ class ClusterState {
   void RebuildOrder() const;
   std::map<std::string, int32_t> priority_classes_;
   std::map<std::string, std::string> bind_failures_;
+  std::vector<std::string> removed_jobs_;  // drained by the Scheduler's status writer
   std::unordered_map<std::string, uint32_t> shapes_;
 };
 

@@ -66,13 +66,6 @@ class Scheduler {
   void WriteStatus(Session& ssn);
   friend class Allocator;
 
-  struct JobMemo {
-    uint64_t job_version = 0;
-    uint64_t capacity_epoch = 0;
-    uint64_t cycle = 0;
-    int unschedulable = 0;  // fit error of that attempt, reused when a retry fails fast
-    std::string message;
-  };
   struct EmittedStatus {
     PodGroupStatusUpdate status;
   };
@@ -83,10 +76,8 @@ class Scheduler {
   const core::Clock* clock_;
   ClusterState state_;
   uint64_t cycle_ = 0;
-  std::map<std::string, JobMemo> unschedulable_memo_;  // job -> inputs at its last failed attempt
   std::map<std::string, PodGroupStatusUpdate> emitted_pg_;
   std::map<std::string, Resource> emitted_queue_;
-  std::map<std::string, uint64_t> emitted_version_;  // job -> version at its last status evaluation
   struct Caches;  // per-shape static predicate results, node ranks (defined in scheduler.cc)
   std::unique_ptr<Caches> caches_;
 

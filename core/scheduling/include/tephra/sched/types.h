@@ -158,6 +158,14 @@ struct JobInfo {
   Resource pending_request;  // requests of kPending and kPipelined tasks
   int pending_best_effort = 0;  // kPending tasks with best_effort (backfill candidates)
   uint64_t version = 0;  // bumped on any change to the job or its tasks
+  // ---- maintained by the Scheduler (kept across UpsertJob; avoids per-cycle map lookups) ----
+  struct SchedMemo {
+    bool failed = false;  // last allocation attempt failed; the fields below describe it
+    uint64_t failed_version = 0, failed_epoch = 0, failed_cycle = 0;
+    int unschedulable = 0;
+    std::string message;
+    uint64_t status_version = 0;  // job version when its status was last evaluated (0 = never)
+  } sched;
 
   int Count(TaskStatus s) const { return status_count[static_cast<size_t>(s)]; }
   // Gang "ready" = Allocated+Binding+Bound+Running+Succeeded.
