@@ -207,6 +207,7 @@ cmd_up() {
   t_bin=$(now_ms)
 
   # Any failure or interrupt from here on tears down what was started.
+  # shellcheck disable=SC2154  # rc is assigned inside the trap string
   trap 'rc=$?; trap - EXIT INT TERM; if [ $rc -ne 0 ]; then log "up failed (rc=$rc); tearing down"; cmd_down "$DIR"; fi; exit $rc' EXIT
   trap 'exit 130' INT TERM
 
@@ -261,6 +262,7 @@ cmd_up() {
   t_ready=$(( $(now_ms) - t0 ))
 
   # The remaining daemons bind their own ports; start them while still holding the lock.
+  # shellcheck disable=SC2086  # extra args are meant to be word-split
   start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
     --kubeconfig "$DIR/kube-controller-manager.kubeconfig" \
     --authentication-kubeconfig "$DIR/kube-controller-manager.kubeconfig" \
@@ -273,6 +275,7 @@ cmd_up() {
     --leader-elect=false \
     ${TEPHRA_E2E_KCM_ARGS:-}
   if [ "${TEPHRA_E2E_KUBE_SCHEDULER:-0}" = 1 ]; then
+    # shellcheck disable=SC2086
     start kube-scheduler "$K8S_BIN/kube-scheduler" \
       --kubeconfig "$DIR/kube-scheduler.kubeconfig" \
       --authentication-kubeconfig "$DIR/kube-scheduler.kubeconfig" \
