@@ -14,6 +14,8 @@ PKGS=(
   # real control plane (tests/e2e): etcd, and the tools that build kube-apiserver & co from Debian source
   etcd-server etcd-client golang-go golang-github-modern-go-reflect2-dev rsync jq openssl curl unzip
   dpkg-dev ca-certificates procps iproute2 psmisc
+  # e2e helpers: port picking in tests/e2e/cluster.sh, sent-vs-stored comparison (tests only, not the product)
+  python3
 )
 
 missing=()
