@@ -45,7 +45,8 @@ EOF
 
 step "tephra roles"
 # Detached into the cluster's run/ dir so `cluster.sh down` stops them together with the control plane.
-ROLE_PID_DIR=$DIR/run
+ROLE_PID_DIR=$DIR/run   # read by start_role (tests/e2e/lib/common.sh)
+export ROLE_PID_DIR
 declare -A ROLE_STATE
 launch() {  # launch <role> [args...]
   local role=$1 rc=0; shift
@@ -66,13 +67,15 @@ if [[ ${ROLE_STATE[nodesim]} == running* ]]; then
 fi
 
 step "example jobs"
-# Queues first (jobs name them), then every Volcano batch Job among crds/examples.
+# What the jobs refer to first (queues; priority classes and PVCs from prerequisites.yaml), then every
+# Volcano batch Job among crds/examples. Other examples (PodGroups, JobFlows, ...) are not part of the demo.
 job_files=()
 for f in crds/examples/*.yaml; do
-  kinds=$(k create --dry-run=client -o json -f "$f" | jq -r '"\(.apiVersion) \(.kind)"' | sort -u)
+  kinds=$(k create --dry-run=client -o json -f "$f" | jq -r '.kind' | sort -u | tr '\n' ' ')
   case $kinds in
-    "scheduling.volcano.sh/v1beta1 Queue") k apply -f "$f" ;;
-    "batch.volcano.sh/v1alpha1 Job") job_files+=("$f") ;;
+    "Job ") job_files+=("$f") ;;
+    *Job*|*PodGroup*|*Command*|*HyperNode*) ;;   # also matches JobFlow, JobTemplate, CronJob
+    *) k apply -f "$f" ;;
   esac
 done
 for f in "${job_files[@]}"; do
