@@ -153,14 +153,14 @@ class Allocator {
     for (auto& [key, j] : st_.jobs_) {
       if (j.Count(TaskStatus::kPending) - j.pending_best_effort <= 0) continue;
       if (enqueue_on && j.phase == PodGroupPhase::kPending) continue;
-      const QueueInfo* q = st_.FindQueue(j.queue);
-      if (!q || q->state != QueueState::kOpen) continue;
       const auto& m = j.sched;
       if (m.failed && retry > 0 && m.failed_version == j.version && m.failed_epoch == st_.capacity_epoch() &&
           s_.cycle_ - m.failed_cycle < static_cast<uint64_t>(retry)) {
         ++ssn_.result().metrics.jobs_skipped_clean;
         continue;
       }
+      const QueueInfo* q = st_.FindQueue(j.queue);
+      if (!q || q->state != QueueState::kOpen) continue;
       ValidateResult v = ssn_.JobValid(j);
       if (!v.pass) {
         invalid_[key] = v;
@@ -435,18 +435,19 @@ class Allocator {
       for (TaskInfo* t : it->second)
         if (t->status == TaskStatus::kPending && !t->scheduling_gated && !t->best_effort) tasks.push_back(t);
     if (tasks.empty()) return;
-    std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*a, *b); });
     queue_full_ = false;
     last_reasons_.clear();
     auto& m = ssn_.result().metrics;
     // Retry of a gang that failed before: if the whole cluster's future-idle cannot hold the gang's
-    // missing minimum, it fails again without touching nodes, keeping its previous explanation.
+    // missing minimum (lower bound: per-dimension smallest request x missing tasks), or its queue refuses
+    // a task, it fails again without sorting or touching nodes, keeping its previous explanation.
     auto& memo = job.sched;
     if (memo.failed && !memo.message.empty()) {
       int missing = job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined);
+      Resource smallest = tasks[0]->request;
+      for (const TaskInfo* t : tasks) smallest = smallest.Min(t->request);
       Resource need;
-      for (size_t i = 0; i < tasks.size() && static_cast<int>(i) < missing; ++i) need += tasks[i]->request;
-      // Also fail fast when the queue refuses the first task (proportion deserved / capability).
+      for (int d = 0; d < kMaxResources; ++d) need.Set(d, smallest.Get(d) * std::max(0, missing));
       if ((missing > 0 && !need.FitsIn(ClusterIdle())) || !ssn_.Allocatable(q, *tasks[0])) {
         ssn_.RecordFitErrors(job.key, memo.unschedulable, memo.message);
         ++m.schedule_attempts["unschedulable"];
@@ -456,6 +457,7 @@ class Allocator {
         return;
       }
     }
+    std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*a, *b); });
     Statement stmt(&st_);
     std::vector<TaskInfo*> unplaced;
     std::string topo_error;
@@ -617,11 +619,20 @@ void Scheduler::Backfill(Session& ssn) {
 void Scheduler::WriteStatus(Session& ssn) {
   CycleResult& out = ssn.result();
   const auto& fit = ssn.fit_errors();
-  for (auto& [key, j] : state_.jobs_) {
-    auto fe = fit.empty() ? fit.end() : fit.find(key);
-    bool scheduled = !ssn.scheduled_jobs().empty() && ssn.scheduled_jobs().count(key) > 0;
+  // Jobs to evaluate: those with an event this cycle (small maps) plus those whose version moved.
+  std::set<std::string> todo;
+  for (const auto& [k, v] : fit) todo.insert(k);
+  for (const auto& [k, v] : ssn.scheduled_jobs()) todo.insert(k);
+  for (const auto& [k, v] : state_.bind_failures_) todo.insert(k);
+  for (const auto& [k, j] : state_.jobs_)
+    if (j.sched.status_version != j.version) todo.insert(k);
+  for (const auto& key : todo) {
+    auto jit = state_.jobs_.find(key);
+    if (jit == state_.jobs_.end()) continue;
+    JobInfo& j = jit->second;
+    auto fe = fit.find(key);
+    bool scheduled = ssn.scheduled_jobs().count(key) > 0;
     std::string bind_failure = state_.TakeBindFailure(key);
-    if (fe == fit.end() && !scheduled && bind_failure.empty() && j.sched.status_version == j.version) continue;
     // volcano-compat 6.1.
     int running = j.Count(TaskStatus::kRunning), succeeded = j.Count(TaskStatus::kSucceeded),
         failed = j.Count(TaskStatus::kFailed);
