@@ -132,25 +132,33 @@ void DropMeta(ObjectMeta* m) {
   m->extra = nullptr;
   for (auto& o : m->owner_references) o.extra = nullptr;
 }
+// Keeps what the scheduler (requests, ports, image) and the controllers (names) read from cached pods;
+// env, command, args and mounts are only ever needed when building a pod, never from a cache.
 void DropContainer(Container* c) {
   c->extra = nullptr;
   c->env_from = nullptr;
+  std::vector<EnvVar>().swap(c->env);
+  std::vector<std::string>().swap(c->command);
+  std::vector<std::string>().swap(c->args);
+  std::vector<VolumeMount>().swap(c->volume_mounts);
+  std::string().swap(c->working_dir);
   for (auto& p : c->ports) p.extra = nullptr;
-  for (auto& e : c->env) {
-    e.extra = nullptr;
-    e.value_from = nullptr;
-  }
   c->resources.extra = nullptr;
-  for (auto& v : c->volume_mounts) v.extra = nullptr;
 }
 void DropContainerState(ContainerState* s) {
   s->extra = nullptr;
   if (s->waiting) s->waiting->extra = nullptr;
   if (s->running) s->running->extra = nullptr;
-  if (s->terminated) s->terminated->extra = nullptr;
+  if (s->terminated) {
+    s->terminated->extra = nullptr;
+    std::string().swap(s->terminated->message);
+    std::string().swap(s->terminated->container_id);
+  }
 }
 void DropContainerStatus(ContainerStatus* s) {
   s->extra = nullptr;
+  std::string().swap(s->image_id);
+  std::string().swap(s->container_id);
   DropContainerState(&s->state);
   DropContainerState(&s->last_state);
 }
@@ -161,18 +169,14 @@ void DropUnknown(Pod* pod) {
   DropMeta(&pod->metadata);
   PodSpec& s = pod->spec;
   s.extra = nullptr;
+  // Only PVC-backed volumes matter to a cache reader (volume binding / limits); configMap, secret,
+  // projected and emptyDir volumes are dropped.
+  std::erase_if(s.volumes, [](const Volume& v) { return !v.persistent_volume_claim; });
   for (auto& v : s.volumes) {
     v.extra = nullptr;
-    if (v.persistent_volume_claim) v.persistent_volume_claim->extra = nullptr;
-    if (v.config_map) {
-      v.config_map->extra = nullptr;
-      v.config_map->items.clear();
-    }
-    if (v.secret) {
-      v.secret->extra = nullptr;
-      v.secret->items.clear();
-    }
+    v.persistent_volume_claim->extra = nullptr;
   }
+  s.volumes.shrink_to_fit();
   for (auto& c : s.init_containers) DropContainer(&c);
   for (auto& c : s.containers) DropContainer(&c);
   for (auto& t : s.tolerations) t.extra = nullptr;
@@ -181,7 +185,11 @@ void DropUnknown(Pod* pod) {
   st.extra = nullptr;
   st.pod_ips = nullptr;
   st.host_ips = nullptr;
-  for (auto& c : st.conditions) c.extra = nullptr;
+  for (auto& c : st.conditions) {
+    c.extra = nullptr;
+    std::string().swap(c.message);
+  }
+  std::string().swap(st.message);
   for (auto& c : st.init_container_statuses) DropContainerStatus(&c);
   for (auto& c : st.container_statuses) DropContainerStatus(&c);
 }

@@ -191,10 +191,28 @@ TEST(CodecTest, DropUnknownClearsExtrasButKeepsModeledFields) {
   EXPECT_FALSE(out["spec"]["containers"][0].contains("terminationMessagePath"));
   EXPECT_FALSE(out["spec"]["containers"][0]["resources"].contains("claims"));
   EXPECT_FALSE(out["spec"].contains("enableServiceLinks"));
-  EXPECT_FALSE(out["spec"]["volumes"][1].contains("projected"));
+  EXPECT_FALSE(out["spec"].contains("volumes"));  // configMap + projected: not PVCs
+  EXPECT_FALSE(out["spec"]["containers"][0].contains("env"));
+  EXPECT_FALSE(out["spec"]["containers"][0].contains("volumeMounts"));
   EXPECT_FALSE(out["status"].contains("podIPs"));
+  EXPECT_EQ(out["status"]["containerStatuses"][0]["imageID"], "");  // written empty: no omitempty in Go
+  // Everything a scheduler or controller reads survives.
   EXPECT_EQ(out["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 137);
+  EXPECT_EQ(out["status"]["containerStatuses"][0]["lastState"]["terminated"]["finishedAt"], "2026-11-20T10:19:00Z");
+  EXPECT_EQ(out["status"]["containerStatuses"][0]["restartCount"], 2);
   EXPECT_EQ(out["spec"]["nodeName"], "gpu-node-17");
+  EXPECT_EQ(out["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"], "8");
+  EXPECT_EQ(out["spec"]["containers"][0]["ports"][0]["containerPort"], 23456);
+  EXPECT_EQ(out["spec"]["tolerations"][0]["key"], "node.kubernetes.io/not-ready");
+  EXPECT_EQ(out["metadata"]["annotations"]["scheduling.k8s.io/group-name"], p.metadata.annotations.at("scheduling.k8s.io/group-name"));
+  EXPECT_EQ(out["status"]["conditions"].size(), 3u);
+  // PVC volumes are kept.
+  json with_pvc = LoadTestdata("pod.json");
+  with_pvc["spec"]["volumes"].push_back(J(R"({"name":"data","persistentVolumeClaim":{"claimName":"imagenet"}})"));
+  Pod q = *FromJson<Pod>(with_pvc);
+  DropUnknown(&q);
+  ASSERT_EQ(q.spec.volumes.size(), 1u);
+  EXPECT_EQ(q.spec.volumes[0].persistent_volume_claim->claim_name, "imagenet");
 
   Node n = *FromJson<Node>(LoadTestdata("node.json"));
   DropUnknown(&n);
@@ -362,6 +380,27 @@ TEST(CodecTest, ResourceInfoForEveryKind) {
   EXPECT_EQ(Lease::Resource().ApiVersion(), "coordination.k8s.io/v1");
   EXPECT_EQ(PersistentVolumeClaim::Resource().plural, "persistentvolumeclaims");
   EXPECT_EQ(Event::Resource().kind, "Event");
+}
+
+TEST(IndirectTest, BehavesLikeOptional) {
+  Indirect<ContainerStateTerminated> a;
+  EXPECT_FALSE(a.has_value());
+  EXPECT_TRUE(a == std::nullopt);
+  a.emplace().exit_code = 3;
+  ASSERT_TRUE(a);
+  Indirect<ContainerStateTerminated> b = a;  // deep copy
+  b->exit_code = 4;
+  EXPECT_EQ(a->exit_code, 3);
+  EXPECT_EQ((*b).exit_code, 4);
+  a = ContainerStateTerminated{};
+  EXPECT_EQ(a.value().exit_code, 0);
+  a = std::nullopt;
+  EXPECT_FALSE(a);
+  Indirect<ContainerStateTerminated> c = std::move(b);
+  EXPECT_EQ(c->exit_code, 4);
+  c.reset();
+  EXPECT_FALSE(c.has_value());
+  EXPECT_LE(sizeof(Indirect<ContainerStateTerminated>), sizeof(void*));
 }
 
 TEST(CodecTest, Base64RoundTrip) {

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,58 @@ namespace tephra::api {
 using json = nlohmann::json;
 using core::Status;
 using core::StatusOr;
+
+// Indirect<T>: an optional T kept on the heap. Same interface as std::optional<T> for what API code uses
+// (has_value / bool, ->, *, value(), emplace, reset, assignment from T or nullopt; deep copies), but only
+// 8 bytes when empty. Used for big, often-absent sub-structs of objects that caches hold by the hundred
+// thousand (ContainerState's waiting/running/terminated, Volume sources), where std::optional would
+// reserve the full struct inline in every element.
+template <typename T>
+class Indirect {
+ public:
+  Indirect() = default;
+  Indirect(std::nullopt_t) {}                                     // NOLINT(google-explicit-constructor)
+  Indirect(const T& v) : p_(std::make_unique<T>(v)) {}            // NOLINT(google-explicit-constructor)
+  Indirect(T&& v) : p_(std::make_unique<T>(std::move(v))) {}      // NOLINT(google-explicit-constructor)
+  Indirect(const Indirect& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Indirect(Indirect&&) noexcept = default;
+  Indirect& operator=(const Indirect& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Indirect& operator=(Indirect&&) noexcept = default;
+  Indirect& operator=(std::nullopt_t) {
+    p_.reset();
+    return *this;
+  }
+  Indirect& operator=(const T& v) {
+    p_ = std::make_unique<T>(v);
+    return *this;
+  }
+  Indirect& operator=(T&& v) {
+    p_ = std::make_unique<T>(std::move(v));
+    return *this;
+  }
+  template <typename... Args>
+  T& emplace(Args&&... args) {
+    p_ = std::make_unique<T>(std::forward<Args>(args)...);
+    return *p_;
+  }
+  void reset() { p_.reset(); }
+  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return p_ != nullptr; }
+  T* operator->() { return p_.get(); }
+  const T* operator->() const { return p_.get(); }
+  T& operator*() { return *p_; }
+  const T& operator*() const { return *p_; }
+  // Precondition: has_value() (like optional::value() without the exception: a bug, not an input error).
+  T& value() { return *p_; }
+  const T& value() const { return *p_; }
+  friend bool operator==(const Indirect& a, std::nullopt_t) { return !a.p_; }
+
+ private:
+  std::unique_ptr<T> p_;
+};
 
 // Types with `static Status Decode(const json&, T*)` style free functions are "codec types".
 // Overloads for primitives live here; each API header adds Decode/Encode for its structs.
@@ -67,11 +120,15 @@ Status Decode(const json& j, std::map<std::string, T>* out);
 template <typename T>
 Status Decode(const json& j, std::optional<T>* out);
 template <typename T>
+Status Decode(const json& j, Indirect<T>* out);
+template <typename T>
 void Encode(const std::vector<T>& v, json* j);
 template <typename T>
 void Encode(const std::map<std::string, T>& v, json* j);
 template <typename T>
 void Encode(const std::optional<T>& v, json* j);
+template <typename T>
+void Encode(const Indirect<T>& v, json* j);
 
 template <typename T>
 Status Decode(const json& j, std::vector<T>* out) {
@@ -131,6 +188,23 @@ void Encode(const std::optional<T>& v, json* j) {
   if (v) Encode(*v, j);
   else *j = nullptr;
 }
+template <typename T>
+Status Decode(const json& j, Indirect<T>* out) {
+  if (j.is_null()) {
+    out->reset();
+    return Status::OK();
+  }
+  T v{};
+  Status s = Decode(j, &v);
+  if (!s.ok()) return s;
+  *out = std::move(v);
+  return Status::OK();
+}
+template <typename T>
+void Encode(const Indirect<T>& v, json* j) {
+  if (v) Encode(*v, j);
+  else *j = nullptr;
+}
 
 // Whether a value counts as empty for omitempty purposes.
 inline bool IsEmptyValue(const std::string& v) { return v.empty(); }
@@ -147,6 +221,8 @@ template <typename T>
 bool IsEmptyValue(const std::map<std::string, T>& v) { return v.empty(); }
 template <typename T>
 bool IsEmptyValue(const std::optional<T>& v) { return !v.has_value(); }
+template <typename T>
+bool IsEmptyValue(const Indirect<T>& v) { return !v.has_value(); }
 // Structs: empty when the encoding is an empty object.
 template <typename T>
   requires std::is_class_v<T>
@@ -215,6 +291,8 @@ class FieldWriter {
   struct IsContainer<std::map<std::string, T>> : std::true_type {};
   template <typename T>
   struct IsContainer<std::optional<T>> : std::true_type {};
+  template <typename T>
+  struct IsContainer<Indirect<T>> : std::true_type {};
 
  public:
   FieldWriter(const json& extra, json* j) : j_(j) { *j_ = extra.is_object() ? extra : json::object(); }
