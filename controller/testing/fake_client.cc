@@ -1,6 +1,7 @@
 #include "testing/fake_client.h"
 
 #include <algorithm>
+#include <atomic>
 #include <sstream>
 
 namespace tephra::kube::testing {
@@ -459,6 +460,23 @@ Status FakeClient::Watch(const ResourceInfo& r, const std::string& ns, const Lis
     return eres == res && (want_ns.empty() || ens == want_ns) && MatchLabels(*labels, obj) && MatchFields(*fields, obj);
   };
 
+  // Honour the caller's canceller like the real transport: Cancel() ends the stream with kCancelled.
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  if (opts.canceller) {
+    bool armed = opts.canceller->SetCallback([this, cancelled] {
+      cancelled->store(true);
+      std::lock_guard<std::mutex> g(mu_);
+      cv_.notify_all();
+    });
+    if (!armed) return core::CancelledError("watch cancelled");
+  }
+  struct ClearOnExit {
+    const std::shared_ptr<WatchCanceller>& c;
+    ~ClearOnExit() {
+      if (c) c->ClearCallback();
+    }
+  } clear_on_exit{opts.canceller};  // declared before the lock below, so it runs after the lock is released
+
   std::unique_lock<std::mutex> l(mu_);
   std::vector<WatchEvent> pending;
   int64_t last = 0;
@@ -498,14 +516,15 @@ Status FakeClient::Watch(const ResourceInfo& r, const std::string& ns, const Lis
       }
       pending.clear();
       l.lock();
-      if (stop) break;
+      if (stop || cancelled->load()) break;
       continue;  // events may have arrived while the handler ran
     }
-    cv_.wait(l, [&] { return rv_ > last || close_epoch_ != epoch || destroying_; });
-    if (close_epoch_ != epoch || destroying_) break;
+    cv_.wait(l, [&] { return rv_ > last || close_epoch_ != epoch || destroying_ || cancelled->load(); });
+    if (close_epoch_ != epoch || destroying_ || cancelled->load()) break;
   }
   --active_watches_;
   cv_.notify_all();
+  if (cancelled->load()) return core::CancelledError("watch cancelled");
   return Status::OK();
 }
 

@@ -8,7 +8,8 @@
 // deletionTimestamp, the object goes away when the last finalizer is removed); Bind sets spec.nodeName
 // (409 if already bound); Evict deletes the pod; List with label selectors (equality, !=, exists) and
 // limit/continue paging; Watch replays history after the given resourceVersion, sends synthetic ADDED
-// events for RV "" and streams live events until the handler returns false or CloseWatches() is called;
+// events for RV "" and streams live events until the handler returns false, CloseWatches() is called (OK) or
+// ListOptions::canceller is cancelled (kCancelled);
 // Compact() makes older resourceVersions answer 410 Gone.
 // Tests can inject failures per call and inspect the recorded calls.
 #pragma once
