@@ -362,6 +362,53 @@ TEST(Cycle, CapacityReturnGoesToOlderStuckGang) {
   EXPECT_EQ(c.BoundCount("ns/filler2"), 0);
 }
 
+TEST(Cycle, HostnameAntiAffinitySpreadsTheGang) {
+  Cluster c;
+  c.Queue("default");
+  for (int i = 0; i < 3; ++i) c.Node("n" + std::to_string(i), 64000, 512 * kGi);
+  JobInfo j = c.Job("spread", 3);
+  c.AddJob(j);
+  for (int i = 0; i < 3; ++i) {
+    TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
+    t.labels = {{"app", "spread"}};
+    t.anti_affinity.push_back({{{"app", "spread"}}, {}});
+    c.st().UpsertPod(t);
+  }
+  JobInfo k = c.Job("fourth", 4);  // a fourth replica cannot fit anywhere: the whole gang waits
+  c.AddJob(k);
+  for (int i = 0; i < 4; ++i) {
+    TaskInfo t = c.Pod(k, i, Resource::Cpu(1000));
+    t.labels = {{"app", "other"}};
+    t.anti_affinity.push_back({{{"app", "other"}}, {}});
+    c.st().UpsertPod(t);
+  }
+  CycleResult r = c.Run();
+  std::set<std::string> nodes;
+  for (const TaskInfo* t : c.st().TasksOfJob("ns/spread")) nodes.insert(t->node);
+  EXPECT_EQ(c.BoundCount("ns/spread"), 3);
+  EXPECT_EQ(nodes.size(), 3u);
+  EXPECT_EQ(c.BoundCount("ns/fourth"), 0);
+  const PodGroupStatusUpdate* pg = FindPg(r, "ns/fourth");
+  ASSERT_NE(pg, nullptr);
+  EXPECT_EQ(pg->conditions[0].message,
+            "1/4 tasks in gang unschedulable: 3 node(s) didn't match pod anti-affinity rules");
+}
+
+TEST(Cycle, MinTaskMemberPerRole) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 4000, 64 * kGi);
+  JobInfo j = c.Job("roles", 2);
+  j.min_task_member = {{"ps", 1}, {"worker", 1}};
+  c.AddJob(j);
+  // Two workers fit, the ps (3 cores) does not: minMember 2 is reachable but the ps minimum is not.
+  c.st().UpsertPod(c.Pod(j, 0, Resource::Cpu(2000), "worker"));
+  c.st().UpsertPod(c.Pod(j, 1, Resource::Cpu(2000), "worker"));
+  c.st().UpsertPod(c.Pod(j, 2, Resource::Cpu(3000), "ps"));
+  c.Run();
+  EXPECT_EQ(c.BoundCount("ns/roles"), 0);
+}
+
 TEST(Cycle, BackfillPlacesBestEffortPods) {
   Cluster c;
   c.Queue("default");
