@@ -112,6 +112,35 @@ void Encode(const json& v, json* j);
 Status Decode(const json& j, core::Quantity* out);
 void Encode(const core::Quantity& v, json* j);
 
+// Prefixes a decode error with one path segment, joining segments the way the file comment shows
+// ("spec" + "tasks[1].replicas: ..." -> "spec.tasks[1].replicas: ..."). A message starts with a path when
+// its text before the first ": " has no space or quote outside [map keys]; leaf messages ("expected integer,
+// got string", `quantity "12x": ...`) always have one.
+inline Status PrefixPath(const Status& s, std::string_view segment) {
+  const std::string& msg = s.message();
+  bool has_path = false;
+  int depth = 0;
+  for (size_t i = 0; i + 1 < msg.size(); ++i) {
+    char c = msg[i];
+    if (c == '[') {
+      ++depth;
+    } else if (c == ']') {
+      --depth;
+    } else if (depth == 0) {
+      if (c == ':' && msg[i + 1] == ' ') {
+        has_path = i > 0;
+        break;
+      }
+      if (c == ' ' || c == '"') break;
+    }
+  }
+  std::string out(segment);
+  if (has_path) out += (msg[0] == '[' ? "" : ".");
+  else out += ": ";
+  out += msg;
+  return Status(s.code(), std::move(out));
+}
+
 // Forward declarations so the container templates can nest in any order (vector<map<...>>, ...).
 template <typename T>
 Status Decode(const json& j, std::vector<T>* out);
@@ -139,7 +168,7 @@ Status Decode(const json& j, std::vector<T>* out) {
   for (size_t i = 0; i < j.size(); ++i) {
     T v{};
     Status s = Decode(j[i], &v);
-    if (!s.ok()) return std::move(s).Annotate("[" + std::to_string(i) + "]");
+    if (!s.ok()) return PrefixPath(s, "[" + std::to_string(i) + "]");
     out->push_back(std::move(v));
   }
   return Status::OK();
@@ -152,7 +181,7 @@ Status Decode(const json& j, std::map<std::string, T>* out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     T v{};
     Status s = Decode(it.value(), &v);
-    if (!s.ok()) return std::move(s).Annotate("[" + it.key() + "]");
+    if (!s.ok()) return PrefixPath(s, "[" + it.key() + "]");
     out->emplace(it.key(), std::move(v));
   }
   return Status::OK();
@@ -256,7 +285,7 @@ class FieldReader {
     if (std::find(claimed_.begin(), claimed_.end(), &it.key()) == claimed_.end()) claimed_.push_back(&it.key());
     if (status_.ok()) {
       Status s = Decode(*it, out);
-      if (!s.ok()) status_ = std::move(s).Annotate(std::string(key));
+      if (!s.ok()) status_ = PrefixPath(s, key);
     }
     return *this;
   }

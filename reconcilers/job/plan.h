@@ -1,0 +1,138 @@
+// The vcjob controller's pure plan: Plan(Observed) -> Actions (style.md rule 6).
+//
+// Observed is everything the reconciler read from its caches for one job; Actions is a typed list of what
+// the executor (reconciler.cc) must do. Plan performs no I/O and reads no clock (`now` is an input), so the
+// same Observed always yields the same Actions, and re-planning after the actions took effect yields none
+// (tests/unit/reconcilers/job/ check both). docs/job-controller.md explains the state machine and how
+// Volcano's edge-triggered pod events are derived from level state without ever applying a restart twice.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tephra/api/batch.h"
+#include "tephra/api/core_v1.h"
+#include "tephra/api/scheduling.h"
+#include "tephra/core/clock.h"
+#include "tephra/kube/keygen.h"
+#include "plugins/plugin.h"
+
+namespace tephra::reconcilers::job {
+
+// Tephra's own annotation on the PodGroup: the job status.version it was created for. A PodGroup from an
+// older version belongs to a run that a full kill ended and is deleted (Volcano deletes it in KillJob).
+inline constexpr std::string_view kPodGroupJobVersionAnnotation = "tephra.io/job-version";
+
+// An explicit request that is not visible in object state: a Command (AbortJob, ResumeJob, ...) or the
+// executor's TerminateJob after too many failed attempts. Derived pod/task events are computed by Plan.
+struct Request {
+  std::string action;  // api::kAction*
+  std::string event = std::string(api::kEventCommandIssued);
+  std::string reason;
+  std::string message;
+};
+
+struct Observed {
+  api::Job job;
+  // Pods whose controller owner is this job (by UID).
+  std::vector<api::Pod> pods;
+  // The job's PodGroup (`<job>-<uid>`, or legacy `<job>`), if cached.
+  std::optional<api::PodGroup> pod_group;
+  // Plugin-managed objects that exist, by name (only the names plugins use need to be present).
+  PluginObjects plugin_objects;
+  // Names of PVCs that exist in the job's namespace (at least those the job references).
+  std::set<std::string> pvcs;
+  // Queue of the job, if known. extendClusters non-empty -> the job is annotated for forwarding.
+  std::optional<api::Queue> queue;
+  // PriorityClass values by name (for minResources ordering); missing = 0.
+  std::map<std::string, int32_t> priority_classes;
+  // Pod UIDs the executor already marked out-of-sync or deleted but the cache has not caught up with yet.
+  std::set<std::string> handled_pod_uids;
+  std::optional<Request> request;
+  core::Clock::WallTime now;
+  kube::KeyGenerator* key_generator = nullptr;  // for the ssh plugin; not owned
+};
+
+struct EventRecord {
+  std::string type;  // "Normal" | "Warning"
+  std::string reason;
+  std::string message;
+};
+
+struct Actions {
+  // Job metadata/spec update (volumeClaimName write-back, job-forwarding annotation). Full object to PUT.
+  std::optional<api::Job> update_job;
+  // New full status (PUT /status with the observed resourceVersion); only when it differs.
+  std::optional<api::JobStatus> update_status;
+  std::vector<api::PersistentVolumeClaim> create_pvcs;
+  // Pods to delete: each is first patched with volcano.sh/controller-out-of-sync=true (unless it already
+  // carries it), then deleted.
+  std::vector<std::string> delete_pods;
+  std::vector<api::Pod> create_pods;
+  std::optional<api::PodGroup> create_pod_group;
+  std::optional<api::PodGroup> update_pod_group;  // full object (PodGroup has no status subresource)
+  std::optional<std::string> delete_pod_group;
+  PluginObjects create_plugin_objects;
+  std::vector<api::ConfigMap> update_config_maps;
+  PluginObjectNames delete_plugin_objects;
+  // Delete the job itself (TTL after finish), with Foreground propagation.
+  bool delete_job = false;
+  std::vector<EventRecord> events;
+  // Re-run Plan after this long even if nothing changes (policy timeouts, TTL).
+  std::optional<std::chrono::milliseconds> requeue_after;
+  std::vector<std::string> log;
+  // The action the state machine executed ("SyncJob", "RestartJob", ...) and the event behind it; for
+  // logs, events and tests.
+  std::string action;
+  std::string event;
+
+  // Nothing to write. Events, log lines, requeue and action do not count: events describe state (a job
+  // waiting for its PodGroup re-records PodGroupPending; the recorder aggregates them), they are not state.
+  bool Empty() const;
+};
+
+Actions Plan(const Observed& obs);
+
+// --- pieces of the plan, exposed for tests ---
+
+// A lifecycle event derived from object state (volcano-compat.md 2.1 in level-triggered form).
+struct DerivedEvent {
+  std::string event;
+  std::string task;      // empty for job-level events (Unknown)
+  std::string pod;       // pod name for pod events
+  std::string partition; // volcano.sh/partition-id of the pod, if any
+  std::optional<int32_t> exit_code;
+  core::Clock::WallTime since;  // when the condition started (for policy timeouts)
+};
+
+// Result of policy resolution (2.2).
+struct Resolution {
+  std::string action = std::string(api::kActionSyncJob);
+  std::optional<std::chrono::nanoseconds> timeout;
+};
+
+// First matching task policy (if the event names a task), then job policy; SyncJob when none matches.
+Resolution ResolvePolicy(const api::Job& job, const DerivedEvent& ev);
+
+// The pod for task `task` at `index`, fully materialized (3.1) and passed through the plugins.
+core::StatusOr<api::Pod> BuildPod(const api::Job& job, const api::TaskSpec& task, int index,
+                                  const std::vector<JobPluginPtr>& plugins, const PluginContext& ctx);
+// The PodGroup for the job (3.2).
+api::PodGroup BuildPodGroup(const api::Job& job, const std::map<std::string, int32_t>& priority_classes);
+// Deterministic name suffix of 12 [0-9a-z] characters derived from `seed` (replaces Volcano's random one,
+// so that re-planning a job before the write-back lands produces the same PVC and volume names).
+std::string StableSuffix(const std::string& seed);
+
+// The pod's index within its task (annotation/label volcano.sh/task-index, else the name's last segment).
+int PodIndex(const api::Pod& pod);
+// The pod's task (volcano.sh/task-spec annotation, else label).
+std::string PodTask(const api::Pod& pod);
+// The pod's job-version annotation (0 if missing or garbled).
+int32_t PodVersion(const api::Pod& pod);
+
+}  // namespace tephra::reconcilers::job
