@@ -77,6 +77,7 @@ CycleResult Scheduler::RunCycle(WallTime now) {
     else continue;  // not implemented (Validate warned)
     out.metrics.action_us[action] += ssn.NowUs() - ta;
   }
+  ReleaseStuckGangs(ssn);
   ssn.Close();
   WriteStatus(ssn);
   out.metrics.e2e_us = ssn.NowUs() - t0;
@@ -611,6 +612,46 @@ void Scheduler::Backfill(Session& ssn) {
         break;
       }
     }
+  }
+}
+
+// ------------------------------------------------------------------------------------- gang timeout
+
+void Scheduler::ReleaseStuckGangs(Session& ssn) {
+  const int64_t timeout = conf_.core.gang_timeout_seconds;
+  for (auto& [key, j] : state_.jobs_) {
+    if (j.min_member <= 0) continue;
+    int ready = j.ReadyCount();
+    // "Whole" means confirmed by the API (Bound/Running/Succeeded), not merely assumed (Binding).
+    int confirmed = j.Count(TaskStatus::kBound) + j.Count(TaskStatus::kRunning) + j.Count(TaskStatus::kSucceeded);
+    if (confirmed >= j.min_member) j.sched.ever_ready = true;
+    if (ready >= j.min_member) {
+      j.sched.partial_since.reset();
+      continue;
+    }
+    int placed = j.Count(TaskStatus::kBinding) + j.Count(TaskStatus::kBound) + j.Count(TaskStatus::kRunning);
+    // Only gangs that never became whole: a running gang that lost a pod is the job controller's business
+    // (its lifecycle policies decide), not the scheduler's.
+    if (j.sched.ever_ready || placed == 0 || timeout <= 0) {
+      j.sched.partial_since.reset();
+      continue;
+    }
+    if (!j.sched.partial_since) {
+      j.sched.partial_since = ssn.now();
+      continue;
+    }
+    if (ssn.now() - *j.sched.partial_since < std::chrono::seconds(timeout)) continue;
+    Statement stmt(&state_);
+    for (const TaskInfo* t : state_.TasksOfJob(key)) {
+      if (t->status == TaskStatus::kBinding || t->status == TaskStatus::kBound || t->status == TaskStatus::kRunning)
+        (void)stmt.Evict(t->uid, "GangTimeout");
+    }
+    stmt.Commit(&ssn.result(), nullptr);
+    j.sched.partial_since.reset();
+    ssn.RecordFitErrors(key, -1,
+                        "GangTimeout\nonly " + std::to_string(ready) + "/" + std::to_string(j.min_member) +
+                            " tasks of the gang were ready for " + std::to_string(timeout) +
+                            "s; released its " + std::to_string(placed) + " placed pod(s)");
   }
 }
 

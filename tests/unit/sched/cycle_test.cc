@@ -299,6 +299,32 @@ TEST(Cycle, BindFailureRollsBackTheGang) {
   EXPECT_EQ(r2.binds.size(), 2u) << "the gang is retried right away";
 }
 
+TEST(Cycle, StuckPartialGangReleasedAfterTimeout) {
+  // reliability scenario 8: one pod of a gang got bound, the rest can no longer fit; after the configured
+  // gang timeout the placed pod is evicted and the PodGroup says why.
+  Cluster c;
+  c.Queue("default");
+  for (int i = 0; i < 3; ++i) c.Node("n" + std::to_string(i), 8000, 64 * kGi);
+  c.Gang("g", 3, Resource::Cpu(6000));
+  CycleResult r = c.RunAt(0);
+  ASSERT_EQ(r.binds.size(), 3u);
+  c.st().BindSucceeded(r.binds[0].task_uid);
+  (void)c.st().BindFailed(r.binds[1].task_uid, "node went away");
+  for (const auto& b : r.binds)
+    if (b.node != r.binds[0].node) c.st().RemoveNode(b.node);
+  EXPECT_TRUE(c.RunAt(1).evictions.empty());    // partial from now on
+  EXPECT_TRUE(c.RunAt(300).evictions.empty());  // 299 s: not yet
+  CycleResult late = c.RunAt(302);
+  ASSERT_EQ(late.evictions.size(), 1u);
+  EXPECT_EQ(late.evictions[0].task_uid, r.binds[0].task_uid);
+  EXPECT_EQ(late.evictions[0].reason, "GangTimeout");
+  EXPECT_EQ(c.st().FindTask(r.binds[0].task_uid)->status, TaskStatus::kReleasing);
+  const PodGroupStatusUpdate* pg = FindPg(late, "ns/g");
+  ASSERT_NE(pg, nullptr);
+  EXPECT_EQ(pg->conditions[0].reason, "GangTimeout");
+  EXPECT_NE(pg->conditions[0].message.find("1/3 tasks of the gang were ready for 300s"), std::string::npos);
+}
+
 TEST(Cycle, FitErrorsNameWhatIsShort) {
   Cluster c;
   c.Queue("default");

@@ -78,6 +78,9 @@ class Cluster {
     return j;
   }
   CycleResult Run() { return s_->RunCycle(WallTime(std::chrono::seconds(2'000'000'000))); }
+  CycleResult RunAt(int64_t seconds_after) {
+    return s_->RunCycle(WallTime(std::chrono::seconds(2'000'000'000 + seconds_after)));
+  }
   int BoundCount(const std::string& job_key) {
     int n = 0;
     for (const TaskInfo* t : st().TasksOfJob(job_key))

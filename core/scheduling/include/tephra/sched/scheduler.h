@@ -63,6 +63,7 @@ class Scheduler {
   void Enqueue(Session& ssn);
   void Allocate(Session& ssn);
   void Backfill(Session& ssn);
+  void ReleaseStuckGangs(Session& ssn);
   void WriteStatus(Session& ssn);
   friend class Allocator;
 

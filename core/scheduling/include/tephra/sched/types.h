@@ -165,6 +165,8 @@ struct JobInfo {
     int unschedulable = 0;
     std::string message;
     uint64_t status_version = 0;  // job version when its status was last evaluated (0 = never)
+    bool ever_ready = false;      // reached minMember at least once (then it is not a stuck partial gang)
+    std::optional<WallTime> partial_since;  // first cycle seen holding pods below minMember
   } sched;
 
   int Count(TaskStatus s) const { return status_count[static_cast<size_t>(s)]; }
