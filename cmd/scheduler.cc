@@ -1,11 +1,66 @@
+// `tephra scheduler`: Volcano-compatible batch scheduler process (scheduler-ext/, docs/scheduler-process.md).
+#include <cstdio>
+
 #include "common.h"
+#include "tephra/scheduler/process.h"
 
 namespace tephra::cmd {
+
 void RegisterScheduler(CLI::App& root, int* exit_code) {
-  auto* app = root.add_subcommand("scheduler", "scheduler role");
-  auto* flags = new CommonFlags();  // lives for the process
+  auto* app = root.add_subcommand("scheduler", "Volcano-compatible batch scheduler");
+  auto* flags = new CommonFlags();                      // lives for the process
+  auto* o = new scheduler::SchedulerOptions();          // lives for the process
+  auto* names = new std::vector<std::string>();
+  auto* period = new std::string("1s");
+  auto* listen = new std::string();
   AddCommonFlags(app, flags);
-  app->allow_extras();
-  app->callback([exit_code] { *exit_code = NotImplemented("scheduler", "issue #6 (batch scheduler)"); });
+  app->add_option("--scheduler-conf", o->scheduler_conf,
+                  "Volcano scheduler configuration file (YAML); reloaded when it changes. Default: built-in "
+                  "Helm default (enqueue, allocate, backfill)");
+  app->add_option("--schedule-period", *period, "Time between scheduling cycles (e.g. 1s, 500ms)");
+  app->add_option("--default-queue", o->default_queue, "Queue for PodGroups that name none");
+  app->add_option("--scheduler-name", *names,
+                  "Pods whose spec.schedulerName is one of these are scheduled (repeatable; default volcano)");
+  app->add_option("--leader-elect", o->leader_elect, "Take the vc-scheduler Lease before scheduling")
+      ->default_str("true");
+  app->add_option("--lock-object-namespace", o->lock_object_namespace, "Namespace of the leader-election Lease");
+  app->add_option("--listen-address", *listen, "host:port for /metrics (Volcano's name; default :8080)");
+  app->add_option("--bind-workers", o->bind_workers, "Concurrent pods/binding requests (paced by --kube-api-qps)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--topology-label-keys", o->topology_label_keys,
+                  "Node label keys giving network tiers 1, 2, ... when the cluster has no HyperNodes "
+                  "(comma-separated; default volcano.sh/hypernode-leaf,volcano.sh/hypernode-spine)")
+      ->delimiter(',');
+  app->add_option("--retry-unchanged-every", o->retry_unchanged_every_cycles,
+                  "Retry unschedulable gangs whose inputs did not change every N cycles");
+  app->callback([=] {
+    o->kubeconfig = flags->kubeconfig;
+    o->master = flags->master;
+    o->kube_api_qps = flags->kube_api_qps;
+    o->kube_api_burst = flags->kube_api_burst;
+    o->log_level = flags->log_level;
+    if (!names->empty()) o->scheduler_names = *names;
+    if (!listen->empty()) o->listen_address = *listen;
+    if (!flags->metrics_addr.empty()) o->listen_address = flags->metrics_addr;
+    if (!flags->health_addr.empty()) o->health_address = flags->health_addr;
+    // Go-style durations for the period: "<n>ms" or "<n>s" (also fractional seconds).
+    const std::string& p = *period;
+    double ms = -1;
+    try {
+      if (p.size() > 2 && p.substr(p.size() - 2) == "ms") ms = std::stod(p.substr(0, p.size() - 2));
+      else if (p.size() > 1 && p.back() == 's') ms = std::stod(p.substr(0, p.size() - 1)) * 1000;
+      else if (p.size() > 1 && p.back() == 'm') ms = std::stod(p.substr(0, p.size() - 1)) * 60000;
+    } catch (...) {
+      ms = -1;
+    }
+    if (ms <= 0) {
+      std::fprintf(stderr, "tephra scheduler: --schedule-period \"%s\": want a duration such as 1s or 200ms\n", p.c_str());
+      *exit_code = 2;
+      return;
+    }
+    o->schedule_period = std::chrono::milliseconds(static_cast<int64_t>(ms));
+    *exit_code = scheduler::RunScheduler(*o);
+  });
 }
+
 }  // namespace tephra::cmd

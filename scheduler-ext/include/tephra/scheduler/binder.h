@@ -1,0 +1,80 @@
+// The asynchronous binder: the scheduling loop hands it the cycle's BindDecisions and moves on; a pool of
+// workers POSTs pods/binding through kube::Client (whose QPS/burst limiter paces them) and reports each
+// outcome through a callback, which the process applies to the core (see ApplyBindOutcome).
+//
+// Why asynchronous: at 50-200 binds/s a 1,000-pod gang would otherwise stall the loop for seconds, and
+// the core already "assumed" the placement (TaskStatus::kBinding), so the next cycle sees the capacity as
+// taken whether or not the POST has happened yet.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tephra/kube/client.h"
+#include "tephra/sched/cluster_state.h"
+#include "tephra/sched/result.h"
+
+namespace tephra::scheduler {
+
+enum class BindResult {
+  kBound,            // 201
+  kAlreadyAssigned,  // 409 from pods/binding: someone (maybe an earlier us) bound it first
+  kFailed,           // anything else (pod gone, node gone, apiserver refused after retries)
+};
+
+struct BindOutcome {
+  sched::BindDecision decision;
+  BindResult result = BindResult::kFailed;
+  core::Status status;
+};
+
+// Classifies a pods/binding Status.
+BindResult ClassifyBind(const core::Status& s);
+
+// Applies one outcome to the core: kBound and kAlreadyAssigned -> BindSucceeded (for a 409 the informer's
+// nodeName then supersedes the assumption, per ClusterState's contract), kFailed -> BindFailed (which
+// rolls back the gang's other still-binding tasks). Returns the uids rolled back (empty unless kFailed).
+std::vector<std::string> ApplyBindOutcome(sched::ClusterState& state, const BindOutcome& o);
+
+class Binder {
+ public:
+  using Callback = std::function<void(const BindOutcome&)>;
+  // `workers` threads; the client's limiter is the real throttle, workers only hide request latency.
+  Binder(kube::ClientPtr client, int workers, Callback on_done);
+  ~Binder();
+  Binder(const Binder&) = delete;
+  Binder& operator=(const Binder&) = delete;
+
+  void Submit(std::vector<sched::BindDecision> binds);
+  // Removes queued (not yet started) binds of these pods: the core rolled them back, sending them would
+  // bind part of a gang. Returns how many were dropped.
+  size_t Drop(const std::vector<std::string>& uids);
+  // Stops after the in-flight requests; queued binds are discarded (the core's assumptions die with the
+  // process, and a restarted scheduler rebuilds from the API).
+  void Stop();
+  // Blocks until nothing is queued or in flight, or the deadline passes (tests and graceful shutdown).
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+  size_t Pending() const;
+
+ private:
+  void Worker();
+
+  kube::ClientPtr client_;
+  Callback on_done_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<sched::BindDecision> queue_;
+  int in_flight_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,54 @@
+// API objects (tephra::api) -> the scheduling core's compact types (tephra::sched), following the rules
+// documented in core/scheduling/include/tephra/sched/types.h. Pure functions: unit-tested without a cluster.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "tephra/api/core_v1.h"
+#include "tephra/api/scheduling.h"
+#include "tephra/api/topology.h"
+#include "tephra/sched/resource.h"
+#include "tephra/sched/result.h"
+#include "tephra/sched/types.h"
+
+namespace tephra::scheduler {
+
+// cpu -> millicores, memory/ephemeral-storage -> bytes, pods and extended scalars -> integer units.
+// Extended resources beyond the registry's capacity are dropped (treated as not requested); `dropped`
+// receives their names so the caller can log once.
+sched::Resource ToResource(const api::ResourceList& list, sched::ResourceRegistry* reg,
+                           std::set<std::string>* dropped = nullptr);
+// The inverse, for Queue status.allocated (cpu as millicores "500m"/"2", memory in bytes).
+api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRegistry& reg);
+
+sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg);
+
+// Whether the pod is ours to schedule (its schedulerName is one of `names`).
+bool IsManaged(const api::Pod& pod, const std::set<std::string>& names);
+// Whether the core should see the pod at all: managed pods, and foreign pods holding a node.
+bool ShouldTrack(const api::Pod& pod, const std::set<std::string>& names);
+// `creation_index` is supplied by the caller (monotone by creationTimestamp then arrival; see cache).
+sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names);
+sched::TaskStatus PodStatusOf(const api::Pod& pod);
+
+// `default_queue` replaces an empty spec.queue (--default-queue).
+sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, const std::string& default_queue);
+sched::PodGroupPhase PhaseOf(const std::string& phase);
+sched::QueueInfo ToQueueInfo(const api::Queue& q, sched::ResourceRegistry* reg);
+sched::HyperNodeInfo ToHyperNodeInfo(const api::HyperNode& hn);
+
+// Writes the core's status decision into a PodGroup's status (phase, counters, condition merged by type:
+// a condition of the same type is replaced, keeping lastTransitionTime when nothing but time changed).
+// Returns true when the status changed.
+bool ApplyPodGroupStatus(const sched::PodGroupStatusUpdate& u, const std::string& now_rfc3339,
+                         api::PodGroupStatus* status);
+
+// RFC 3339 (seconds) of a wall time.
+std::string Rfc3339(sched::WallTime t);
+// Parses creationTimestamp; epoch on error.
+sched::WallTime ParseTime(const std::string& rfc3339);
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,57 @@
+// `tephra scheduler`: the process around the pure scheduling core.
+//
+//   informers (Node, Pod, PodGroup, Queue, HyperNode, PriorityClass)
+//       | convert (convert.h), under mu_
+//       v
+//   sched::Scheduler::state()  <-- binder feedback (binder.h), under mu_
+//       |
+//   loop: every schedule_period, RunCycle(now) under mu_ -> binds to the Binder, statuses/events to the
+//         StatusWriter, metrics; the conf file is re-read when its mtime changes.
+//
+// One mutex serialises informer callbacks, binder feedback and the cycle, which is exactly the threading
+// contract of ClusterState ("serialise ... under one mutex").
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tephra/core/status.h"
+#include "tephra/kube/client.h"
+#include "tephra/sched/config.h"
+
+namespace tephra::scheduler {
+
+struct SchedulerOptions {
+  std::string kubeconfig, master;
+  double kube_api_qps = 50;
+  int kube_api_burst = 100;
+  std::string log_level = "info";
+
+  std::string scheduler_conf;  // --scheduler-conf; "" = built-in default (Volcano's Helm default)
+  std::chrono::milliseconds schedule_period{1000};
+  std::string default_queue = "default";
+  std::vector<std::string> scheduler_names = {"volcano"};
+  bool leader_elect = true;
+  std::string lock_object_namespace = "volcano-system";
+  std::string listen_address = ":8080";  // /metrics (Volcano's --listen-address)
+  std::string health_address = ":11251";  // /healthz, /readyz (Volcano's healthz port)
+  int bind_workers = 16;
+  std::chrono::seconds conf_poll{3};
+  // Tephra-only: node label keys defining leaf/spine tiers when there are no HyperNodes (CoreOptions).
+  std::vector<std::string> topology_label_keys;
+  // Unschedulable gangs are retried at least every N cycles even when nothing changed (CoreOptions).
+  int retry_unchanged_every_cycles = 10;
+  bool create_default_queues = true;
+};
+
+// Runs until SIGTERM/SIGINT (exit 0) or a fatal error / lost leadership (non-zero). Blocks.
+int RunScheduler(const SchedulerOptions& opts);
+
+// Creates `root` and `default` queues if missing (volcano-compat 6.2); AlreadyExists is success.
+core::Status EnsureDefaultQueues(kube::Client& client, const std::string& default_queue);
+
+}  // namespace tephra::scheduler

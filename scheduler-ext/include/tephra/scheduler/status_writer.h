@@ -1,0 +1,84 @@
+// Writes what a cycle decided about objects other than pods: PodGroup status, Queue status.allocated and
+// Events. One background thread, so a slow API server never delays the scheduling loop; updates to the
+// same object coalesce (only the newest matters: each carries the full desired status).
+//
+// PodGroup: Volcano's CRD has no status subresource, so the whole object is PUT with its resourceVersion
+// as precondition; on 409 the object is re-read from the API server and the status re-applied (at most
+// 5 attempts). Nothing is written when the stored status already equals the desired one.
+// Queue: merge patch of status.allocated on the status subresource (the queue controller owns
+// status.state; a merge patch touches only our field).
+// Events: core/v1 Events, fire-and-forget; at most `max_events_queued` wait, further ones are dropped and
+// counted (a flood of FailedScheduling must not build an unbounded backlog).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "tephra/api/scheduling.h"
+#include "tephra/core/clock.h"
+#include "tephra/kube/client.h"
+#include "tephra/sched/resource.h"
+#include "tephra/sched/result.h"
+
+namespace tephra::scheduler {
+
+struct EventSpec {
+  std::string kind;  // "Pod" | "PodGroup"
+  std::string ns, name, uid;
+  std::string type, reason, message;
+};
+
+struct StatusWriterStats {
+  std::atomic<int64_t> podgroup_writes{0}, podgroup_conflicts{0}, podgroup_errors{0}, podgroup_unchanged{0};
+  std::atomic<int64_t> queue_writes{0}, queue_errors{0};
+  std::atomic<int64_t> events_written{0}, events_dropped{0}, event_errors{0};
+};
+
+// Reads the current PodGroup (e.g. from the informer cache); null when unknown (then it is read from the API).
+using PodGroupLookup = std::function<std::shared_ptr<const api::PodGroup>(const std::string& ns, const std::string& name)>;
+
+// One PodGroup status write with the conflict loop; `cached` may be null or stale. Synchronous, for the
+// writer thread and tests. Returns OK also when nothing needed writing; NotFound when the PodGroup is gone.
+core::Status WritePodGroupStatus(kube::Client& client, const sched::PodGroupStatusUpdate& u,
+                                 std::shared_ptr<const api::PodGroup> cached, const std::string& now_rfc3339,
+                                 StatusWriterStats* stats);
+
+class StatusWriter {
+ public:
+  StatusWriter(kube::ClientPtr client, PodGroupLookup lookup, const core::Clock* clock,
+               std::string component = "volcano", size_t max_events_queued = 2000);
+  ~StatusWriter();
+
+  void PodGroup(sched::PodGroupStatusUpdate u);
+  void Queue(const std::string& name, api::ResourceList allocated);
+  void Event(EventSpec e);
+  void Stop();
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+  const StatusWriterStats& stats() const { return stats_; }
+
+ private:
+  void Run();
+
+  kube::ClientPtr client_;
+  PodGroupLookup lookup_;
+  const core::Clock* clock_;
+  std::string component_;
+  size_t max_events_;
+  std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::map<std::string, sched::PodGroupStatusUpdate> pg_;  // key -> newest desired status
+  std::map<std::string, api::ResourceList> queues_;
+  std::deque<EventSpec> events_;
+  bool busy_ = false, stopping_ = false;
+  uint64_t event_seq_ = 0;
+  StatusWriterStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace tephra::scheduler

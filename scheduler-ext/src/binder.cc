@@ -1,0 +1,107 @@
+#include "tephra/scheduler/binder.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace tephra::scheduler {
+
+BindResult ClassifyBind(const core::Status& s) {
+  if (s.ok()) return BindResult::kBound;
+  // kube::Client maps a 409 from pods/binding to kAborted with reason "Conflict" (client.h).
+  if (core::IsConflict(s) || s.http_status() == 409) return BindResult::kAlreadyAssigned;
+  return BindResult::kFailed;
+}
+
+std::vector<std::string> ApplyBindOutcome(sched::ClusterState& state, const BindOutcome& o) {
+  switch (o.result) {
+    case BindResult::kBound:
+    case BindResult::kAlreadyAssigned:
+      state.BindSucceeded(o.decision.task_uid);
+      return {};
+    case BindResult::kFailed:
+      return state.BindFailed(o.decision.task_uid, o.status.message().empty() ? o.status.ToString()
+                                                                               : o.status.message());
+  }
+  return {};
+}
+
+Binder::Binder(kube::ClientPtr client, int workers, Callback on_done)
+    : client_(std::move(client)), on_done_(std::move(on_done)) {
+  workers = std::max(1, workers);
+  for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { Worker(); });
+}
+
+Binder::~Binder() { Stop(); }
+
+void Binder::Submit(std::vector<sched::BindDecision> binds) {
+  if (binds.empty()) return;
+  {
+    std::lock_guard l(mu_);
+    if (stopping_) return;
+    for (auto& b : binds) queue_.push_back(std::move(b));
+  }
+  cv_.notify_all();
+}
+
+size_t Binder::Drop(const std::vector<std::string>& uids) {
+  if (uids.empty()) return 0;
+  std::unordered_set<std::string> set(uids.begin(), uids.end());
+  std::lock_guard l(mu_);
+  const size_t before = queue_.size();
+  queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
+                              [&](const sched::BindDecision& b) { return set.count(b.task_uid) > 0; }),
+               queue_.end());
+  const size_t dropped = before - queue_.size();
+  if (queue_.empty() && in_flight_ == 0) idle_cv_.notify_all();
+  return dropped;
+}
+
+void Binder::Stop() {
+  {
+    std::lock_guard l(mu_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+    queue_.clear();
+  }
+  cv_.notify_all();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+  idle_cv_.notify_all();
+}
+
+bool Binder::WaitIdle(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock l(mu_);
+  return idle_cv_.wait_until(l, deadline, [&] { return queue_.empty() && in_flight_ == 0; });
+}
+
+size_t Binder::Pending() const {
+  std::lock_guard l(mu_);
+  return queue_.size() + static_cast<size_t>(in_flight_);
+}
+
+void Binder::Worker() {
+  for (;;) {
+    sched::BindDecision d;
+    {
+      std::unique_lock l(mu_);
+      cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      d = std::move(queue_.front());
+      queue_.pop_front();
+      ++in_flight_;
+    }
+    BindOutcome o;
+    o.status = client_->Bind(d.ns, d.name, d.task_uid, d.node);
+    o.result = ClassifyBind(o.status);
+    o.decision = std::move(d);
+    if (on_done_) on_done_(o);
+    {
+      std::lock_guard l(mu_);
+      --in_flight_;
+      if (queue_.empty() && in_flight_ == 0) idle_cv_.notify_all();
+    }
+  }
+}
+
+}  // namespace tephra::scheduler

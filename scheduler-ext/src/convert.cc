@@ -1,0 +1,333 @@
+#include "tephra/scheduler/convert.h"
+
+#include "tephra/api/labels.h"
+#include "tephra/api/resources.h"
+#include "tephra/core/clock.h"
+
+namespace tephra::scheduler {
+
+using api::json;
+
+namespace {
+
+int64_t ScalarOf(const std::string& name, const core::Quantity& q) {
+  if (name == api::kResourceCPU) return q.MilliValue();
+  return q.Value();  // memory/storage in bytes, pods and device counts in units
+}
+
+sched::SelectorOp OpOf(const std::string& op) {
+  if (op == "NotIn") return sched::SelectorOp::kNotIn;
+  if (op == "Exists") return sched::SelectorOp::kExists;
+  if (op == "DoesNotExist") return sched::SelectorOp::kDoesNotExist;
+  if (op == "Gt") return sched::SelectorOp::kGt;
+  if (op == "Lt") return sched::SelectorOp::kLt;
+  return sched::SelectorOp::kIn;
+}
+
+std::vector<sched::SelectorRequirement> Requirements(const json& arr) {
+  std::vector<sched::SelectorRequirement> out;
+  if (!arr.is_array()) return out;
+  for (const auto& e : arr) {
+    if (!e.is_object()) continue;
+    sched::SelectorRequirement r;
+    r.key = e.value("key", "");
+    r.op = OpOf(e.value("operator", "In"));
+    if (auto it = e.find("values"); it != e.end() && it->is_array())
+      for (const auto& v : *it)
+        if (v.is_string()) r.values.push_back(v.get<std::string>());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+sched::LabelSelector ToSelector(const json& sel) {
+  sched::LabelSelector out;
+  if (!sel.is_object()) return out;
+  if (auto it = sel.find("matchLabels"); it != sel.end() && it->is_object())
+    for (const auto& [k, v] : it->items())
+      if (v.is_string()) out.match_labels[k] = v.get<std::string>();
+  if (auto it = sel.find("matchExpressions"); it != sel.end()) out.match_expressions = Requirements(*it);
+  return out;
+}
+
+sched::LabelSelector ToSelector(const api::LabelSelector& sel) {
+  sched::LabelSelector out;
+  out.match_labels = sel.match_labels;
+  for (const auto& e : sel.match_expressions) {
+    sched::SelectorRequirement r;
+    r.key = e.key;
+    r.op = OpOf(e.operator_);
+    r.values = e.values;
+    out.match_expressions.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<sched::TaintEffect> EffectOf(const std::string& e) {
+  if (e == api::kTaintNoSchedule) return sched::TaintEffect::kNoSchedule;
+  if (e == api::kTaintPreferNoSchedule) return sched::TaintEffect::kPreferNoSchedule;
+  if (e == api::kTaintNoExecute) return sched::TaintEffect::kNoExecute;
+  return std::nullopt;
+}
+
+std::string Annotation(const api::ObjectMeta& m, std::string_view key) {
+  auto it = m.annotations.find(std::string(key));
+  return it == m.annotations.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+sched::Resource ToResource(const api::ResourceList& list, sched::ResourceRegistry* reg,
+                           std::set<std::string>* dropped) {
+  sched::Resource r;
+  for (const auto& [name, q] : list) {
+    std::optional<int> idx = reg->Intern(name);
+    if (!idx) {
+      if (dropped) dropped->insert(name);
+      continue;
+    }
+    r.Set(*idx, ScalarOf(name, q));
+  }
+  return r;
+}
+
+api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRegistry& reg) {
+  api::ResourceList out;
+  for (int i = 0; i < reg.size(); ++i) {
+    const int64_t v = r.Get(i);
+    if (v <= 0 || v >= sched::kUnlimited) continue;
+    if (i == sched::kPods) continue;  // Volcano's queue status does not report pods
+    const std::string& name = reg.Name(i);
+    out[name] = i == sched::kCpu ? core::Quantity::FromMilli(v) : core::Quantity::FromUnits(v);
+  }
+  return out;
+}
+
+sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg) {
+  sched::NodeInfo n;
+  n.name = node.metadata.name;
+  n.allocatable = ToResource(node.status.allocatable.empty() ? node.status.capacity : node.status.allocatable, reg);
+  n.labels = node.metadata.labels;
+  for (const auto& t : node.spec.taints) {
+    auto eff = EffectOf(t.effect);
+    if (!eff) continue;
+    n.taints.push_back({t.key, t.value, *eff});
+  }
+  n.unschedulable = node.spec.unschedulable;
+  n.ready = false;
+  for (const auto& c : node.status.conditions)
+    if (c.type == api::kNodeReady) n.ready = c.status == api::kConditionTrue;
+  return n;
+}
+
+bool IsManaged(const api::Pod& pod, const std::set<std::string>& names) {
+  return names.count(pod.spec.scheduler_name.empty() ? "default-scheduler" : pod.spec.scheduler_name) > 0;
+}
+
+bool ShouldTrack(const api::Pod& pod, const std::set<std::string>& names) {
+  if (IsManaged(pod, names)) return true;
+  // Foreign pods matter only while they hold a node's resources.
+  return !pod.spec.node_name.empty() && pod.status.phase != api::kPodSucceeded && pod.status.phase != api::kPodFailed;
+}
+
+sched::TaskStatus PodStatusOf(const api::Pod& pod) {
+  if (pod.status.phase == api::kPodSucceeded) return sched::TaskStatus::kSucceeded;
+  if (pod.status.phase == api::kPodFailed) return sched::TaskStatus::kFailed;
+  if (!pod.metadata.deletion_timestamp.empty()) return sched::TaskStatus::kReleasing;
+  if (pod.status.phase == api::kPodRunning) return sched::TaskStatus::kRunning;
+  if (pod.status.phase == api::kPodPending || pod.status.phase.empty())
+    return pod.spec.node_name.empty() ? sched::TaskStatus::kPending : sched::TaskStatus::kBound;
+  return sched::TaskStatus::kUnknown;
+}
+
+sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names) {
+  sched::TaskInfo t;
+  t.uid = pod.metadata.uid;
+  t.ns = pod.metadata.namespace_;
+  t.name = pod.metadata.name;
+  if (IsManaged(pod, names)) {
+    std::string group = Annotation(pod.metadata, api::kPodGroupAnnotation);
+    if (!group.empty()) t.job = t.ns + "/" + group;
+  }
+  t.role = Annotation(pod.metadata, api::kTaskSpecKey);
+  if (t.role.empty())
+    if (auto it = pod.metadata.labels.find(std::string(api::kTaskSpecKey)); it != pod.metadata.labels.end())
+      t.role = it->second;
+  t.request = ToResource(api::PodRequests(pod.spec), reg);
+  t.priority = pod.spec.priority.value_or(0);
+  t.status = PodStatusOf(pod);
+  t.node = pod.spec.node_name;
+  t.labels = pod.metadata.labels;
+  t.node_selector = pod.spec.node_selector;
+  for (const auto& tol : pod.spec.tolerations) {
+    sched::Toleration st;
+    st.key = tol.key;
+    st.op_exists = tol.operator_ == api::kTolerationOpExists;
+    st.value = tol.value;
+    st.effect = EffectOf(tol.effect);
+    t.tolerations.push_back(std::move(st));
+  }
+  const json& aff = pod.spec.affinity;
+  if (aff.is_object()) {
+    const json* req = nullptr;
+    if (auto na = aff.find("nodeAffinity"); na != aff.end() && na->is_object())
+      if (auto r = na->find("requiredDuringSchedulingIgnoredDuringExecution"); r != na->end()) req = &*r;
+    if (req && req->is_object())
+      if (auto terms = req->find("nodeSelectorTerms"); terms != req->end() && terms->is_array())
+        for (const auto& term : *terms) {
+          sched::NodeSelectorTerm st;
+          if (term.contains("matchExpressions")) st.match_expressions = Requirements(term["matchExpressions"]);
+          if (term.contains("matchFields")) st.match_fields = Requirements(term["matchFields"]);
+          t.required_affinity.push_back(std::move(st));
+        }
+    if (auto pa = aff.find("podAntiAffinity"); pa != aff.end() && pa->is_object())
+      if (auto r = pa->find("requiredDuringSchedulingIgnoredDuringExecution"); r != pa->end() && r->is_array())
+        for (const auto& term : *r) {
+          // Only hostname-scoped anti-affinity is modelled by the core (types.h); others are ignored.
+          if (term.value("topologyKey", "") != "kubernetes.io/hostname") continue;
+          t.anti_affinity.push_back(ToSelector(term.value("labelSelector", json::object())));
+        }
+  }
+  t.scheduling_gated = !pod.spec.scheduling_gates.empty();
+  t.nominated_node = pod.status.nominated_node_name;
+  return t;
+}
+
+sched::PodGroupPhase PhaseOf(const std::string& phase) {
+  if (phase == api::kPodGroupInqueue) return sched::PodGroupPhase::kInqueue;
+  if (phase == api::kPodGroupRunning) return sched::PodGroupPhase::kRunning;
+  if (phase == api::kPodGroupUnknown) return sched::PodGroupPhase::kUnknown;
+  if (phase == api::kPodGroupCompleted) return sched::PodGroupPhase::kCompleted;
+  return sched::PodGroupPhase::kPending;
+}
+
+sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, const std::string& default_queue) {
+  sched::JobInfo j;
+  j.ns = pg.metadata.namespace_;
+  j.name = pg.metadata.name;
+  j.key = j.ns + "/" + j.name;
+  j.uid = pg.metadata.uid;
+  j.queue = pg.spec.queue.empty() ? default_queue : pg.spec.queue;
+  j.min_member = pg.spec.min_member;
+  j.min_task_member = pg.spec.min_task_member;
+  if (pg.spec.min_resources) j.min_resources = ToResource(*pg.spec.min_resources, reg);
+  j.priority_class_name = pg.spec.priority_class_name;
+  j.phase = PhaseOf(pg.status.phase);
+  if (pg.spec.network_topology) {
+    const auto& nt = *pg.spec.network_topology;
+    j.network_topology.mode = nt.mode == api::kNetworkTopologyHard   ? sched::TopologyMode::kHard
+                              : nt.mode == api::kNetworkTopologySoft ? sched::TopologyMode::kSoft
+                                                                      : sched::TopologyMode::kNone;
+    j.network_topology.highest_tier_allowed = nt.highest_tier_allowed.value_or(0);
+    j.network_topology.highest_tier_name = nt.highest_tier_name;
+  }
+  j.task_topology_affinity = Annotation(pg.metadata, api::kTaskTopologyAffinityAnnotation);
+  j.task_topology_anti_affinity = Annotation(pg.metadata, api::kTaskTopologyAntiAffinityAnnotation);
+  j.task_topology_order = Annotation(pg.metadata, api::kTaskTopologyTaskOrderAnnotation);
+  j.creation_time = ParseTime(pg.metadata.creation_timestamp);
+  return j;
+}
+
+sched::QueueInfo ToQueueInfo(const api::Queue& q, sched::ResourceRegistry* reg) {
+  sched::QueueInfo out;
+  out.name = q.metadata.name;
+  out.weight = q.spec.weight > 0 ? q.spec.weight : 1;
+  if (!q.spec.capability.empty()) {
+    // Dimensions the capability does not name stay unlimited.
+    sched::Resource cap = sched::Resource::Unlimited();
+    for (const auto& [name, qty] : q.spec.capability)
+      if (auto idx = reg->Intern(name)) cap.Set(*idx, ScalarOf(name, qty));
+    out.capability = cap;
+  }
+  out.guarantee = ToResource(q.spec.guarantee.resource, reg);
+  if (!q.spec.deserved.empty()) out.spec_deserved = ToResource(q.spec.deserved, reg);
+  out.parent = q.spec.parent;
+  const std::string& st = q.status.state;
+  out.state = st == api::kQueueStateClosed    ? sched::QueueState::kClosed
+              : st == api::kQueueStateClosing ? sched::QueueState::kClosing
+              : st == api::kQueueStateUnknown ? sched::QueueState::kUnknown
+                                              : sched::QueueState::kOpen;
+  out.reclaimable = q.spec.reclaimable.value_or(true);
+  out.priority = q.spec.priority;
+  out.hierarchy = Annotation(q.metadata, api::kHierarchyAnnotation);
+  out.hierarchy_weights = Annotation(q.metadata, api::kHierarchyWeightsAnnotation);
+  return out;
+}
+
+sched::HyperNodeInfo ToHyperNodeInfo(const api::HyperNode& hn) {
+  // Member selectors are passed through; ClusterState resolves them against its nodes whenever nodes or
+  // HyperNodes change (it rebuilds the topology lazily), so a node joining later is picked up.
+  sched::HyperNodeInfo out;
+  out.name = hn.metadata.name;
+  out.tier = hn.spec.tier;
+  out.tier_name = hn.spec.tier_name;
+  for (const auto& m : hn.spec.members) {
+    sched::HyperNodeMember mm;
+    mm.type = m.type == api::kMemberTypeHyperNode ? sched::HyperNodeMemberType::kHyperNode
+                                                  : sched::HyperNodeMemberType::kNode;
+    if (m.selector.exact_match) {
+      mm.kind = sched::MemberSelectorKind::kExact;
+      mm.name_or_pattern = m.selector.exact_match->name;
+    } else if (m.selector.regex_match) {
+      mm.kind = sched::MemberSelectorKind::kRegex;
+      mm.name_or_pattern = m.selector.regex_match->pattern;
+    } else if (m.selector.label_match) {
+      mm.kind = sched::MemberSelectorKind::kLabel;
+      mm.label_selector = ToSelector(*m.selector.label_match);
+    } else {
+      continue;  // invalid member (rejected by admission); ignore rather than match everything
+    }
+    out.members.push_back(std::move(mm));
+  }
+  return out;
+}
+
+bool ApplyPodGroupStatus(const sched::PodGroupStatusUpdate& u, const std::string& now_rfc3339,
+                         api::PodGroupStatus* status) {
+  bool changed = false;
+  const std::string phase = sched::PodGroupPhaseName(u.phase);
+  if (status->phase != phase) {
+    status->phase = phase;
+    changed = true;
+  }
+  if (status->running != u.running || status->succeeded != u.succeeded || status->failed != u.failed) {
+    status->running = u.running;
+    status->succeeded = u.succeeded;
+    status->failed = u.failed;
+    changed = true;
+  }
+  for (const auto& c : u.conditions) {
+    api::PodGroupCondition* existing = nullptr;
+    for (auto& e : status->conditions)
+      if (e.type == c.type) existing = &e;
+    if (existing && existing->status == c.status && existing->reason == c.reason && existing->message == c.message)
+      continue;
+    api::PodGroupCondition nc;
+    nc.type = c.type;
+    nc.status = c.status;
+    nc.reason = c.reason;
+    nc.message = c.message;
+    nc.last_transition_time =
+        c.last_transition_time == sched::WallTime{} ? now_rfc3339 : Rfc3339(c.last_transition_time);
+    if (existing) {
+      nc.transition_id = existing->transition_id;
+      *existing = std::move(nc);
+    } else {
+      status->conditions.push_back(std::move(nc));
+    }
+    changed = true;
+  }
+  return changed;
+}
+
+std::string Rfc3339(sched::WallTime t) {
+  return core::FormatRfc3339(std::chrono::time_point_cast<std::chrono::system_clock::duration>(t));
+}
+
+sched::WallTime ParseTime(const std::string& s) {
+  core::Clock::WallTime t{};
+  if (s.empty() || !core::ParseRfc3339(s, &t)) return sched::WallTime{};
+  return t;
+}
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,170 @@
+#include "tephra/scheduler/status_writer.h"
+
+#include <cstdio>
+
+#include "tephra/kube/log.h"
+#include "tephra/scheduler/convert.h"
+
+namespace tephra::scheduler {
+
+using api::json;
+
+core::Status WritePodGroupStatus(kube::Client& client, const sched::PodGroupStatusUpdate& u,
+                                 std::shared_ptr<const api::PodGroup> cached, const std::string& now,
+                                 StatusWriterStats* stats) {
+  api::PodGroup pg;
+  bool have = false;
+  if (cached) {
+    pg = *cached;
+    have = true;
+  }
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (!have) {
+      auto got = kube::GetAs<api::PodGroup>(client, u.ns, u.name);
+      if (!got.ok()) return got.status();
+      pg = std::move(*got);
+    }
+    if (!ApplyPodGroupStatus(u, now, &pg.status)) {
+      if (stats) stats->podgroup_unchanged++;
+      return core::Status::OK();
+    }
+    auto r = client.Update(api::PodGroup::Resource(), u.ns, api::ToJson(pg));
+    if (r.ok()) {
+      if (stats) stats->podgroup_writes++;
+      return core::Status::OK();
+    }
+    if (!core::IsConflict(r.status())) return r.status();
+    if (stats) stats->podgroup_conflicts++;
+    have = false;  // re-read and redo
+  }
+  return core::Status(core::StatusCode::kAborted, "podgroup " + u.job + ": status update kept conflicting");
+}
+
+StatusWriter::StatusWriter(kube::ClientPtr client, PodGroupLookup lookup, const core::Clock* clock,
+                           std::string component, size_t max_events_queued)
+    : client_(std::move(client)),
+      lookup_(std::move(lookup)),
+      clock_(clock),
+      component_(std::move(component)),
+      max_events_(max_events_queued) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+StatusWriter::~StatusWriter() { Stop(); }
+
+void StatusWriter::PodGroup(sched::PodGroupStatusUpdate u) {
+  {
+    std::lock_guard l(mu_);
+    std::string key = u.job;
+    pg_[key] = std::move(u);
+  }
+  cv_.notify_one();
+}
+
+void StatusWriter::Queue(const std::string& name, api::ResourceList allocated) {
+  {
+    std::lock_guard l(mu_);
+    queues_[name] = std::move(allocated);
+  }
+  cv_.notify_one();
+}
+
+void StatusWriter::Event(EventSpec e) {
+  {
+    std::lock_guard l(mu_);
+    if (events_.size() >= max_events_) {
+      stats_.events_dropped++;
+      return;
+    }
+    events_.push_back(std::move(e));
+  }
+  cv_.notify_one();
+}
+
+void StatusWriter::Stop() {
+  {
+    std::lock_guard l(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool StatusWriter::WaitIdle(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock l(mu_);
+  return idle_cv_.wait_until(l, deadline,
+                             [&] { return !busy_ && pg_.empty() && queues_.empty() && events_.empty(); });
+}
+
+void StatusWriter::Run() {
+  for (;;) {
+    std::map<std::string, sched::PodGroupStatusUpdate> pgs;
+    std::map<std::string, api::ResourceList> queues;
+    std::deque<EventSpec> events;
+    {
+      std::unique_lock l(mu_);
+      busy_ = false;
+      idle_cv_.notify_all();
+      cv_.wait(l, [&] { return stopping_ || !pg_.empty() || !queues_.empty() || !events_.empty(); });
+      if (stopping_) return;
+      pgs.swap(pg_);
+      queues.swap(queues_);
+      events.swap(events_);
+      busy_ = true;
+    }
+    const core::Clock::WallTime wall = clock_->WallNow();
+    const std::string now = core::FormatRfc3339(wall);
+    for (const auto& [key, u] : pgs) {
+      core::Status s = WritePodGroupStatus(*client_, u, lookup_ ? lookup_(u.ns, u.name) : nullptr, now, &stats_);
+      if (!s.ok() && !core::IsNotFound(s)) {
+        stats_.podgroup_errors++;
+        kube::log::Warn("podgroup status write failed").Kv("podgroup", key).Kv("error", s);
+      }
+    }
+    for (const auto& [name, alloc] : queues) {
+      json allocated = json::object();
+      for (const auto& [res, q] : alloc) allocated[res] = q.ToString();
+      json patch = {{"status", {{"allocated", allocated}}}};
+      auto r = client_->Patch(api::Queue::Resource(), "", name, kube::PatchType::kMerge, patch, "status");
+      if (r.ok()) {
+        stats_.queue_writes++;
+      } else if (!core::IsNotFound(r.status())) {
+        stats_.queue_errors++;
+        kube::log::Warn("queue status write failed").Kv("queue", name).Kv("error", r.status());
+      }
+    }
+    for (auto& e : events) {
+      // Names like client-go's recorder: <object>.<unique hex suffix>.
+      char suffix[32];
+      std::snprintf(suffix, sizeof(suffix), "%llx",
+                    static_cast<unsigned long long>(
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count() +
+                        static_cast<int64_t>(++event_seq_)));
+      json ev = {
+          {"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata", {{"name", e.name + "." + suffix}, {"namespace", e.ns}}},
+          {"involvedObject",
+           {{"kind", e.kind},
+            {"namespace", e.ns},
+            {"name", e.name},
+            {"apiVersion", e.kind == "Pod" ? "v1" : "scheduling.volcano.sh/v1beta1"}}},
+          {"reason", e.reason},
+          {"message", e.message},
+          {"type", e.type},
+          {"source", {{"component", component_}}},
+          {"firstTimestamp", now},
+          {"lastTimestamp", now},
+          {"count", 1},
+          {"reportingComponent", component_},
+          {"reportingInstance", ""},
+      };
+      if (!e.uid.empty()) ev["involvedObject"]["uid"] = e.uid;
+      auto r = client_->Create(api::Event::Resource(), e.ns, ev);
+      if (r.ok()) stats_.events_written++;
+      else stats_.event_errors++;
+    }
+  }
+}
+
+}  // namespace tephra::scheduler
