@@ -1,11 +1,156 @@
+// `tephra nodesim`: registers simulated nodes and drives the pods bound to them (docs/nodesim.md).
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
 #include "common.h"
+#include "tephra/kube/config.h"
+#include "tephra/kube/log.h"
+#include "tephra/kube/transport.h"
+#include "tephra/nodesim/config.h"
+#include "tephra/nodesim/simulator.h"
 
 namespace tephra::cmd {
-void RegisterNodesim(CLI::App& root, int* exit_code) {
-  auto* app = root.add_subcommand("nodesim", "nodesim role");
-  auto* flags = new CommonFlags();  // lives for the process
-  AddCommonFlags(app, flags);
-  app->allow_extras();
-  app->callback([exit_code] { *exit_code = NotImplemented("nodesim", "issue #3 (node simulator)"); });
+namespace {
+
+struct NodesimFlags {
+  CommonFlags common;
+  nodesim::FlagValues nodes;
+  std::string config;
+  int workers = 8;
+  int heartbeat_workers = 2;
+  double heartbeat_qps = 0;  // 0: sized from the node count
+  double lease_renew_seconds = 10;
+  int lease_duration_seconds = 40;
+  double node_status_seconds = 300;
+  int max_grace_seconds = 1;
+  double stats_seconds = 30;
+};
+
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "tephra nodesim: %s\n", what.c_str());
+  return 2;
 }
+
+int Run(const NodesimFlags& f) {
+  if (auto s = kube::log::Init(f.common.log_level, kube::log::Format::kLogfmt, "nodesim"); !s.ok()) {
+    return Fail(s.ToString());
+  }
+  nodesim::SimConfig cfg;
+  if (!f.config.empty()) {
+    std::ifstream in(f.config);
+    if (!in) return Fail("--config: cannot read \"" + f.config + "\"");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto parsed = nodesim::ParseConfigYaml(ss.str(), f.config);
+    if (!parsed.ok()) return Fail(parsed.status().message());
+    cfg = std::move(*parsed);
+  } else {
+    auto g = nodesim::GroupFromFlags(f.nodes);
+    if (!g.ok()) return Fail(g.status().message());
+    cfg.groups.push_back(std::move(*g));
+  }
+  auto nodes = nodesim::ExpandNodes(cfg);
+  if (!nodes.ok()) return Fail(nodes.status().message());
+  if (nodes->empty()) return Fail("no nodes to simulate (set --nodes or --config)");
+
+  auto rc = kube::LoadConfig(f.common.kubeconfig, f.common.master);
+  if (!rc.ok()) return Fail(rc.status().ToString());
+  rc->qps = f.common.kube_api_qps;
+  rc->burst = f.common.kube_api_burst;
+  rc->user_agent = "tephra-nodesim";
+  auto client = kube::NewClient(*rc);
+  if (!client.ok()) return Fail(client.status().ToString());
+  // Leases get their own client and limiter: one renewal per node per interval, with 50% headroom, so pod
+  // traffic never delays liveness (each real kubelet has its own connection too).
+  kube::RestConfig hc = *rc;
+  hc.qps = f.heartbeat_qps > 0 ? f.heartbeat_qps
+                               : std::max(5.0, 1.5 * static_cast<double>(nodes->size()) / f.lease_renew_seconds);
+  hc.burst = static_cast<int>(std::max(10.0, hc.qps));
+  auto heartbeat = kube::NewClient(hc);
+  if (!heartbeat.ok()) return Fail(heartbeat.status().ToString());
+
+  nodesim::SimulatorOptions o;
+  o.workers = f.workers;
+  o.heartbeat_workers = f.heartbeat_workers;
+  o.lease_renew_interval = std::chrono::milliseconds(static_cast<int64_t>(f.lease_renew_seconds * 1000));
+  o.lease_duration_seconds = f.lease_duration_seconds;
+  o.node_status_interval = std::chrono::milliseconds(static_cast<int64_t>(f.node_status_seconds * 1000));
+  o.max_grace_seconds = f.max_grace_seconds;
+
+  // Block the stop signals in every thread; the main thread waits for them with sigwait.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  nodesim::Simulator sim(*client, *heartbeat, std::move(*nodes), o);
+  if (auto s = sim.Start(); !s.ok()) return Fail(s.ToString());
+  kube::log::Info("nodesim running").Kv("heartbeat_qps", hc.qps).Kv("qps", rc->qps);
+
+  std::atomic<bool> done{false};
+  std::thread reporter([&] {
+    auto next = std::chrono::steady_clock::now();
+    while (!done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      if (f.stats_seconds <= 0 || std::chrono::steady_clock::now() < next) continue;
+      next += std::chrono::milliseconds(static_cast<int64_t>(f.stats_seconds * 1000));
+      const auto& st = sim.stats();
+      kube::log::Info("nodesim stats")
+          .Kv("registered", sim.RegisteredNodes())
+          .Kv("created", st.nodes_created.load())
+          .Kv("tracked_pods", static_cast<int64_t>(sim.TrackedPods()))
+          .Kv("pod_status_writes", st.pod_status_writes.load())
+          .Kv("pods_finished", st.pods_finished.load())
+          .Kv("pod_deletes", st.pod_deletes.load())
+          .Kv("lease_renewals", st.lease_renewals.load())
+          .Kv("write_errors", st.write_errors.load());
+    }
+  });
+  int sig = 0;
+  sigwait(&set, &sig);
+  kube::log::Info("nodesim stopping").Kv("signal", sig);
+  done = true;
+  reporter.join();
+  sim.Stop();
+  return 0;
+}
+
+}  // namespace
+
+void RegisterNodesim(CLI::App& root, int* exit_code) {
+  auto* app = root.add_subcommand("nodesim", "Simulate nodes (KWOK-like): register them, keep them alive, run their pods");
+  auto* f = new NodesimFlags();  // lives for the process
+  AddCommonFlags(app, &f->common);
+  auto* nodes = app->add_option("--nodes", f->nodes.nodes, "Number of nodes to register")->check(CLI::NonNegativeNumber);
+  app->add_option("--name-prefix", f->nodes.name_prefix, "Node name prefix (nodes are <prefix><i>)")->capture_default_str();
+  app->add_option("--cpu", f->nodes.cpu, "CPU capacity per node (a quantity)")->capture_default_str();
+  app->add_option("--memory", f->nodes.memory, "Memory capacity per node")->capture_default_str();
+  app->add_option("--pods", f->nodes.pods, "Pod capacity per node")->capture_default_str();
+  app->add_option("--ephemeral-storage", f->nodes.ephemeral_storage, "Ephemeral storage per node")->capture_default_str();
+  app->add_option("--gpus", f->nodes.gpus, "nvidia.com/gpu per node (0: not advertised)")->capture_default_str();
+  app->add_option("--npus", f->nodes.npus, "huawei.com/Ascend910 per node (0: not advertised)")->capture_default_str();
+  app->add_option("--labels", f->nodes.labels, "Extra node labels: k=v,k2=v2");
+  app->add_option("--taints", f->nodes.taints, "Node taints: key=value:Effect,key:Effect");
+  app->add_option("--nodes-per-leaf", f->nodes.nodes_per_leaf, "Nodes per leaf switch (tephra.io/leaf label; 0: none)");
+  app->add_option("--leaves-per-spine", f->nodes.leaves_per_spine, "Leaves per spine switch (tephra.io/spine label)");
+  app->add_option("--config", f->config, "YAML file with node groups (instead of --nodes and the capacity flags)")
+      ->excludes(nodes);
+  app->add_option("--workers", f->workers, "Workers writing pod and node status")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--heartbeat-workers", f->heartbeat_workers, "Workers renewing leases")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--heartbeat-qps", f->heartbeat_qps, "QPS of the lease client (0: 1.5 x nodes / renew interval)");
+  app->add_option("--lease-renew-seconds", f->lease_renew_seconds, "Lease renewal interval")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--lease-duration-seconds", f->lease_duration_seconds, "Lease spec.leaseDurationSeconds")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--node-status-seconds", f->node_status_seconds, "Node status heartbeat interval")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--max-grace-seconds", f->max_grace_seconds, "Longest wait before deleting a terminating pod")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("--stats-seconds", f->stats_seconds, "Interval of the stats log line (0: off)")->capture_default_str();
+  app->callback([f, exit_code] { *exit_code = Run(*f); });
+}
+
 }  // namespace tephra::cmd

@@ -1,0 +1,141 @@
+// The simulator loop: registers (or adopts) the configured nodes, keeps them alive with Leases and status
+// heartbeats, applies node fault annotations, and drives every pod bound to them through PlanPod().
+//
+// Threads and queues:
+//  - two reflectors (list+watch, kube::Reflector): nodes (all; ours are picked by name) and pods with
+//    spec.nodeName set and not yet Succeeded/Failed (pods of other nodes are dropped on arrival);
+//  - a pod/node work queue (kube::WorkQueue: a key is queued once however often it changes, never handled by
+//    two workers at once, and can be scheduled for later) served by `workers` threads writing through
+//    `client` (whose QPS/burst limiter bounds the write rate);
+//  - a heartbeat queue for Leases served by `heartbeat_workers` threads through `heartbeat_client`, so pod
+//    traffic can never starve node liveness. Lease renewals are spread evenly over the renew interval.
+// Keys: "n/<node>" (register/adopt, then status every node_status_interval), "l/<node>" (lease),
+// "p/<ns>/<name>" (pod). Every handler is level-based: it reads the latest state, so coalesced updates lose
+// nothing.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "tephra/core/clock.h"
+#include "tephra/kube/client.h"
+#include "tephra/kube/informer.h"
+#include "tephra/kube/workqueue.h"
+#include "tephra/nodesim/config.h"
+#include "tephra/nodesim/node_model.h"
+#include "tephra/nodesim/pod_plan.h"
+
+namespace tephra::nodesim {
+
+struct SimulatorOptions {
+  int workers = 8;
+  int heartbeat_workers = 2;
+  std::chrono::milliseconds lease_renew_interval{std::chrono::seconds(10)};
+  int lease_duration_seconds = 40;
+  // Full node status (Ready heartbeat) refresh; the kubelet's nodeStatusReportFrequency default is 5 min
+  // when Leases carry liveness.
+  std::chrono::milliseconds node_status_interval{std::chrono::minutes(5)};
+  int max_grace_seconds = 1;
+  // Per-key backoff of failed writes: base * 2^failures, capped at 30 s.
+  std::chrono::milliseconds retry_base_delay{200};
+  const core::Clock* clock = nullptr;  // nullptr = RealClock
+  // Reflector knobs (tests shorten them).
+  int min_watch_timeout_seconds = 300;
+  int max_watch_timeout_seconds = 600;
+};
+
+struct SimulatorStats {
+  std::atomic<int64_t> nodes_created{0};
+  std::atomic<int64_t> nodes_adopted{0};
+  std::atomic<int64_t> node_status_writes{0};
+  std::atomic<int64_t> lease_renewals{0};
+  std::atomic<int64_t> pod_status_writes{0};
+  std::atomic<int64_t> pods_running{0};    // Running writes
+  std::atomic<int64_t> pods_finished{0};   // Succeeded/Failed writes
+  std::atomic<int64_t> pod_deletes{0};
+  std::atomic<int64_t> events{0};
+  std::atomic<int64_t> write_errors{0};
+};
+
+class Simulator {
+ public:
+  Simulator(kube::ClientPtr client, kube::ClientPtr heartbeat_client, std::vector<NodeSpec> nodes,
+            SimulatorOptions opts);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  // Lists existing nodes (to adopt ours), then starts reflectors and workers. Returns the list error, if any.
+  core::Status Start();
+  // Stops watches and workers; idempotent.
+  void Stop();
+
+  // Nodes known to exist on the server (created or adopted).
+  int RegisteredNodes() const;
+  // Pods currently tracked (bound to our nodes, not finished).
+  size_t TrackedPods() const;
+  const SimulatorStats& stats() const { return stats_; }
+
+  // Resource descriptors used (cluster-scoped nodes, namespaced pods/leases/events).
+  static const kube::ResourceInfo& NodeResource();
+  static const kube::ResourceInfo& PodResource();
+  static const kube::ResourceInfo& LeaseResource();
+  static const kube::ResourceInfo& EventResource();
+
+ private:
+  struct NodeState {
+    const NodeSpec* spec = nullptr;
+    std::string uid;
+    bool registered = false;
+    bool status_stale = true;  // faults changed or adopted: write status at once
+    NodeFaults faults;
+    uint32_t next_pod_ip = 0;
+  };
+  struct PodRecord {
+    PodView view;
+    int64_t rv = -1;
+    std::string warned_uid;  // problems already reported for this pod uid
+  };
+  class PodSink;
+  class NodeSink;
+
+  void Worker();
+  void HeartbeatWorker();
+  void HandleNode(const std::string& name);
+  void HandleLease(const std::string& name);
+  void HandlePod(const std::string& key);
+  // Upserts a pod from the API (watch/list/write response); returns true if it is ours.
+  bool UpsertPod(const json& pod);
+  void ReportProblems(const PodView& pod, const std::vector<std::string>& problems);
+  void ObserveNode(const json& node, bool deleted);
+  core::Clock::WallTime WallNow() const { return clock_.WallNow(); }
+
+  kube::ClientPtr client_;
+  kube::ClientPtr heartbeat_client_;
+  std::vector<NodeSpec> nodes_;
+  SimulatorOptions opts_;
+  const core::Clock& clock_;
+  SimulatorStats stats_;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, NodeState> node_state_;
+  std::unordered_map<std::string, PodRecord> pods_;
+
+  std::unique_ptr<kube::WorkQueue> queue_;
+  std::unique_ptr<kube::WorkQueue> heartbeat_queue_;
+  std::unique_ptr<PodSink> pod_sink_;
+  std::unique_ptr<NodeSink> node_sink_;
+  std::unique_ptr<kube::Reflector> pod_reflector_;
+  std::unique_ptr<kube::Reflector> node_reflector_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stopped_{false};
+  bool started_ = false;
+};
+
+}  // namespace tephra::nodesim

@@ -1,0 +1,498 @@
+#include "tephra/nodesim/simulator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "tephra/kube/log.h"
+#include "tephra/kube/rate_limiter.h"
+
+namespace tephra::nodesim {
+namespace {
+
+using core::Status;
+using kube::log::Info;
+using kube::log::Warn;
+
+constexpr const char* kPodFieldSelector = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
+
+// resourceVersion as a number for "is this older than what I have" checks. etcd-backed servers use
+// integers; anything else compares as unknown (-1) and is accepted.
+int64_t RvNumber(const json& obj) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return -1;
+  auto rv = m->find("resourceVersion");
+  if (rv == m->end() || !rv->is_string()) return -1;
+  const std::string& s = rv->get_ref<const std::string&>();
+  if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(s);
+}
+
+std::string NameOf(const json& obj) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return {};
+  auto n = m->find("name");
+  return n != m->end() && n->is_string() ? n->get<std::string>() : std::string();
+}
+
+std::string UidOf(const json& obj) {
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return {};
+  auto n = m->find("uid");
+  return n != m->end() && n->is_string() ? n->get<std::string>() : std::string();
+}
+
+std::unique_ptr<kube::RateLimiter> RetryLimiter(std::chrono::milliseconds base) {
+  // Per-key backoff for failed writes only; the overall write rate is the client's QPS limiter.
+  return std::make_unique<kube::ItemExponentialFailureRateLimiter>(base, std::chrono::seconds(30));
+}
+
+std::string RandomSuffix() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+}  // namespace
+
+// Keeps only pods bound to our nodes, as compact PodViews, and queues them.
+class Simulator::PodSink final : public kube::ReflectorSink {
+ public:
+  explicit PodSink(Simulator* s) : s_(s) {}
+  void Replace(std::vector<json>&& items) override {
+    std::unordered_map<std::string, bool> seen;
+    for (const json& j : items) {
+      auto v = DecodePodView(j);
+      if (v.ok()) seen[v->Key()] = true;
+      s_->UpsertPod(j);
+    }
+    std::vector<std::string> gone;
+    {
+      std::lock_guard l(s_->mu_);
+      for (auto it = s_->pods_.begin(); it != s_->pods_.end();) {
+        if (!seen.count(it->first)) {
+          gone.push_back(it->first);
+          it = s_->pods_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    items.clear();
+  }
+  void Apply(kube::WatchEvent::Type type, json&& object) override {
+    if (type == kube::WatchEvent::Type::kDeleted) {
+      auto v = DecodePodView(object);
+      if (!v.ok()) return;
+      std::lock_guard l(s_->mu_);
+      auto it = s_->pods_.find(v->Key());
+      if (it != s_->pods_.end() && it->second.view.uid == v->uid) s_->pods_.erase(it);
+      return;
+    }
+    s_->UpsertPod(object);
+  }
+  void MarkSynced() override { synced_ = true; }
+  std::atomic<bool> synced_{false};
+
+ private:
+  Simulator* s_;
+};
+
+class Simulator::NodeSink final : public kube::ReflectorSink {
+ public:
+  explicit NodeSink(Simulator* s) : s_(s) {}
+  void Replace(std::vector<json>&& items) override {
+    for (const json& j : items) s_->ObserveNode(j, false);
+    items.clear();
+  }
+  void Apply(kube::WatchEvent::Type type, json&& object) override {
+    s_->ObserveNode(object, type == kube::WatchEvent::Type::kDeleted);
+  }
+  void MarkSynced() override {}
+
+ private:
+  Simulator* s_;
+};
+
+const kube::ResourceInfo& Simulator::NodeResource() {
+  static const kube::ResourceInfo r{"", "v1", "Node", "nodes", false};
+  return r;
+}
+const kube::ResourceInfo& Simulator::PodResource() {
+  static const kube::ResourceInfo r{"", "v1", "Pod", "pods", true};
+  return r;
+}
+const kube::ResourceInfo& Simulator::LeaseResource() {
+  static const kube::ResourceInfo r{"coordination.k8s.io", "v1", "Lease", "leases", true};
+  return r;
+}
+const kube::ResourceInfo& Simulator::EventResource() {
+  static const kube::ResourceInfo r{"", "v1", "Event", "events", true};
+  return r;
+}
+
+Simulator::Simulator(kube::ClientPtr client, kube::ClientPtr heartbeat_client, std::vector<NodeSpec> nodes,
+                     SimulatorOptions opts)
+    : client_(std::move(client)),
+      heartbeat_client_(heartbeat_client ? std::move(heartbeat_client) : client_),
+      nodes_(std::move(nodes)),
+      opts_(opts),
+      clock_(opts.clock ? *opts.clock : core::RealClock::Get()) {
+  for (const NodeSpec& n : nodes_) node_state_[n.name].spec = &n;
+  kube::WorkQueueOptions q;
+  q.name = "nodesim";
+  q.clock = &clock_;
+  q.rate_limiter = RetryLimiter(opts.retry_base_delay);
+  queue_ = std::make_unique<kube::WorkQueue>(std::move(q));
+  kube::WorkQueueOptions h;
+  h.name = "nodesim_heartbeat";
+  h.clock = &clock_;
+  h.rate_limiter = RetryLimiter(opts.retry_base_delay);
+  heartbeat_queue_ = std::make_unique<kube::WorkQueue>(std::move(h));
+}
+
+Simulator::~Simulator() { Stop(); }
+
+Status Simulator::Start() {
+  if (started_) return Status::OK();
+  // Adopt what already exists so a restart neither recreates nodes nor loses their uids (lease owners).
+  kube::ListOptions lo;
+  lo.limit = 500;
+  auto existing = kube::ListAll(*client_, NodeResource(), "", lo);
+  if (!existing.ok()) return std::move(existing).status().Annotate("listing nodes");
+  for (const json& n : existing->items) ObserveNode(n, false);
+  int adopted = RegisteredNodes();
+  stats_.nodes_adopted = adopted;
+  Info("nodesim starting").Kv("nodes", static_cast<int64_t>(nodes_.size())).Kv("adopted", adopted);
+
+  started_ = true;
+  const auto n = static_cast<int64_t>(std::max<size_t>(nodes_.size(), 1));
+  const auto adopt_spread = std::min<std::chrono::milliseconds>(opts_.node_status_interval, std::chrono::seconds(60));
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    bool now;
+    {
+      std::lock_guard l(mu_);
+      const NodeState& st = node_state_[nodes_[i].name];
+      now = !st.registered || !(st.faults == NodeFaults{});
+    }
+    // New or faulted nodes are written at once; adopted healthy ones get their status refreshed spread over
+    // up to a minute (their Leases carry liveness meanwhile), so a restart with 5,000 nodes does not put
+    // 5,000 node writes in front of the pods' status writes.
+    if (now) queue_->Add("n/" + nodes_[i].name);
+    else queue_->AddAfter("n/" + nodes_[i].name, adopt_spread * static_cast<int64_t>(i) / n);
+    // Spread renewals over the interval so 5,000 nodes make a steady trickle, not a burst every 10 s.
+    heartbeat_queue_->AddAfter("l/" + nodes_[i].name,
+                               opts_.lease_renew_interval * static_cast<int64_t>(i) / n);
+  }
+
+  kube::InformerOptions po;
+  po.field_selector = kPodFieldSelector;
+  po.min_watch_timeout_seconds = opts_.min_watch_timeout_seconds;
+  po.max_watch_timeout_seconds = opts_.max_watch_timeout_seconds;
+  pod_sink_ = std::make_unique<PodSink>(this);
+  pod_reflector_ = std::make_unique<kube::Reflector>(client_, PodResource(), po, pod_sink_.get());
+  kube::InformerOptions no;
+  no.min_watch_timeout_seconds = opts_.min_watch_timeout_seconds;
+  no.max_watch_timeout_seconds = opts_.max_watch_timeout_seconds;
+  node_sink_ = std::make_unique<NodeSink>(this);
+  node_reflector_ = std::make_unique<kube::Reflector>(client_, NodeResource(), no, node_sink_.get());
+  threads_.emplace_back([this] { pod_reflector_->Run(); });
+  threads_.emplace_back([this] { node_reflector_->Run(); });
+  for (int i = 0; i < std::max(1, opts_.workers); ++i) threads_.emplace_back([this] { Worker(); });
+  for (int i = 0; i < std::max(1, opts_.heartbeat_workers); ++i) threads_.emplace_back([this] { HeartbeatWorker(); });
+  return Status::OK();
+}
+
+void Simulator::Stop() {
+  if (stopped_.exchange(true)) return;
+  if (pod_reflector_) pod_reflector_->Stop();
+  if (node_reflector_) node_reflector_->Stop();
+  queue_->ShutDown();
+  heartbeat_queue_->ShutDown();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+int Simulator::RegisteredNodes() const {
+  std::lock_guard l(mu_);
+  int n = 0;
+  for (const auto& [name, st] : node_state_) n += st.registered ? 1 : 0;
+  return n;
+}
+
+size_t Simulator::TrackedPods() const {
+  std::lock_guard l(mu_);
+  return pods_.size();
+}
+
+void Simulator::ObserveNode(const json& node, bool deleted) {
+  const std::string name = NameOf(node);
+  bool enqueue = false;
+  {
+    std::lock_guard l(mu_);
+    auto it = node_state_.find(name);
+    if (it == node_state_.end()) return;
+    NodeState& st = it->second;
+    if (deleted) {
+      // Someone deleted our node: register it again, as a running kubelet would.
+      st.registered = false;
+      st.uid.clear();
+      enqueue = true;
+    } else {
+      st.registered = true;
+      st.uid = UidOf(node);
+      NodeFaults f = ReadFaults(node);
+      if (!f.problem.empty() && !(f == st.faults)) Warn("bad node fault annotation").Kv("node", name).Kv("problem", f.problem);
+      if (!(f == st.faults)) {
+        st.faults = f;
+        st.status_stale = true;
+        enqueue = true;
+      }
+    }
+  }
+  if (enqueue && started_) {
+    queue_->Add("n/" + name);
+    heartbeat_queue_->Add("l/" + name);
+  }
+}
+
+bool Simulator::UpsertPod(const json& pod) {
+  auto v = DecodePodView(pod);
+  if (!v.ok()) return false;
+  const int64_t rv = RvNumber(pod);
+  const std::string key = v->Key();
+  {
+    std::lock_guard l(mu_);
+    if (!node_state_.count(v->node_name)) return false;
+    auto [it, inserted] = pods_.try_emplace(key);
+    PodRecord& rec = it->second;
+    // Never step back: a watch event older than our own write's response must not undo it.
+    if (!inserted && rec.view.uid == v->uid && rv >= 0 && rec.rv >= 0 && rv < rec.rv) return true;
+    rec.view = std::move(*v);
+    rec.rv = rv;
+  }
+  if (started_) queue_->Add("p/" + key);
+  return true;
+}
+
+void Simulator::Worker() {
+  while (auto key = queue_->Get()) {
+    if (key->rfind("p/", 0) == 0) {
+      HandlePod(key->substr(2));
+    } else if (key->rfind("n/", 0) == 0) {
+      HandleNode(key->substr(2));
+    }
+    queue_->Done(*key);
+  }
+}
+
+void Simulator::HeartbeatWorker() {
+  while (auto key = heartbeat_queue_->Get()) {
+    if (key->rfind("l/", 0) == 0) HandleLease(key->substr(2));
+    heartbeat_queue_->Done(*key);
+  }
+}
+
+void Simulator::HandleNode(const std::string& name) {
+  const std::string key = "n/" + name;
+  NodeState st;
+  {
+    std::lock_guard l(mu_);
+    auto it = node_state_.find(name);
+    if (it == node_state_.end()) return;
+    st = it->second;
+  }
+  if (!st.registered) {
+    auto created = client_->Create(NodeResource(), "", BuildNode(*st.spec, st.faults, WallNow()));
+    if (created.ok() || core::IsAlreadyExists(created.status())) {
+      std::lock_guard l(mu_);
+      NodeState& s = node_state_[name];
+      s.registered = true;
+      if (created.ok()) {
+        s.uid = UidOf(*created);
+        s.status_stale = false;
+        stats_.nodes_created++;
+      }
+      // AlreadyExists: the node reflector tells us its uid and annotations; write our status over it.
+    } else {
+      stats_.write_errors++;
+      Warn("registering node failed").Kv("node", name).Kv("error", created.status());
+      queue_->AddRateLimited(key);
+      return;
+    }
+    if (created.ok()) {
+      queue_->Forget(key);
+      queue_->AddAfter(key, opts_.node_status_interval);
+      heartbeat_queue_->Add("l/" + name);
+      return;
+    }
+  }
+  json patch = {{"status", BuildNodeStatus(*st.spec, st.faults, WallNow())}};
+  auto r = client_->Patch(NodeResource(), "", name, kube::PatchType::kMerge, patch, "status");
+  if (!r.ok()) {
+    stats_.write_errors++;
+    if (core::IsNotFound(r.status())) {
+      std::lock_guard l(mu_);
+      node_state_[name].registered = false;
+    }
+    queue_->AddRateLimited(key);
+    return;
+  }
+  stats_.node_status_writes++;
+  {
+    std::lock_guard l(mu_);
+    NodeState& s = node_state_[name];
+    s.uid = UidOf(*r);
+    if (s.faults == st.faults) s.status_stale = false;
+  }
+  queue_->Forget(key);
+  queue_->AddAfter(key, opts_.node_status_interval);
+}
+
+void Simulator::HandleLease(const std::string& name) {
+  const std::string key = "l/" + name;
+  bool registered, failed;
+  std::string uid;
+  {
+    std::lock_guard l(mu_);
+    auto it = node_state_.find(name);
+    if (it == node_state_.end()) return;
+    registered = it->second.registered;
+    failed = it->second.faults.fail;
+    uid = it->second.uid;
+  }
+  // A failed node stops renewing so the node lifecycle controller sees it die, as with a dead kubelet.
+  if (!registered || failed) {
+    heartbeat_queue_->AddAfter(key, opts_.lease_renew_interval);
+    return;
+  }
+  const auto now = WallNow();
+  json patch = {{"spec",
+                 {{"holderIdentity", name},
+                  {"leaseDurationSeconds", opts_.lease_duration_seconds},
+                  {"renewTime", FormatMicroTime(now)}}}};
+  auto r = heartbeat_client_->Patch(LeaseResource(), kLeaseNamespace, name, kube::PatchType::kMerge, patch);
+  if (!r.ok() && core::IsNotFound(r.status())) {
+    auto c = heartbeat_client_->Create(LeaseResource(), kLeaseNamespace,
+                                       BuildLease(name, uid, opts_.lease_duration_seconds, now));
+    if (c.ok() || core::IsAlreadyExists(c.status())) r = json::object();
+    else r = c.status();
+  }
+  if (!r.ok()) {
+    stats_.write_errors++;
+    Warn("renewing lease failed").Kv("node", name).Kv("error", r.status());
+    heartbeat_queue_->AddRateLimited(key);
+    return;
+  }
+  stats_.lease_renewals++;
+  heartbeat_queue_->Forget(key);
+  heartbeat_queue_->AddAfter(key, opts_.lease_renew_interval);
+}
+
+void Simulator::HandlePod(const std::string& key) {
+  const std::string qkey = "p/" + key;
+  PodView view;
+  std::string warned;
+  PodPlanContext ctx;
+  ctx.now = WallNow();
+  ctx.max_grace_seconds = opts_.max_grace_seconds;
+  {
+    std::lock_guard l(mu_);
+    auto it = pods_.find(key);
+    if (it == pods_.end()) return;  // deleted or finished meanwhile
+    view = it->second.view;
+    warned = it->second.warned_uid;
+    auto nit = node_state_.find(view.node_name);
+    if (nit == node_state_.end()) return;
+    ctx.host_ip = NodeInternalIp(nit->second.spec->index);
+    if (view.pod_ip.empty() && view.phase != "Running") {
+      ctx.pod_ip = PodIp(nit->second.spec->index, nit->second.next_pod_ip++);
+    }
+  }
+  PodPlan plan = PlanPod(view, ctx);
+  if (!plan.problems.empty() && warned != view.uid) {
+    ReportProblems(view, plan.problems);
+    std::lock_guard l(mu_);
+    auto it = pods_.find(key);
+    if (it != pods_.end()) it->second.warned_uid = view.uid;
+  }
+  switch (plan.action) {
+    case PodPlan::Action::kNone:
+      break;
+    case PodPlan::Action::kWriteStatus: {
+      auto r = client_->Patch(PodResource(), view.namespace_, view.name, kube::PatchType::kMerge, plan.status_patch,
+                              "status");
+      if (!r.ok()) {
+        // Gone, or replaced by a namesake (uid precondition): the watch brings whatever is there now.
+        if (core::IsNotFound(r.status()) || core::IsConflict(r.status())) {
+          queue_->Forget(qkey);
+          return;
+        }
+        stats_.write_errors++;
+        Warn("pod status write failed").Kv("pod", key).Kv("error", r.status());
+        queue_->AddRateLimited(qkey);
+        return;
+      }
+      stats_.pod_status_writes++;
+      if (plan.new_phase == "Running") stats_.pods_running++;
+      else stats_.pods_finished++;
+      if (plan.new_phase == "Running") {
+        UpsertPod(*r);
+      } else {
+        // Finished pods leave the watch (field selector); forget them now rather than on the event.
+        std::lock_guard l(mu_);
+        auto it = pods_.find(key);
+        if (it != pods_.end() && it->second.view.uid == view.uid) pods_.erase(it);
+      }
+      break;
+    }
+    case PodPlan::Action::kDelete: {
+      kube::DeleteOptions d;
+      d.grace_period_seconds = 0;
+      d.precondition_uid = view.uid;
+      Status s = client_->Delete(PodResource(), view.namespace_, view.name, d);
+      if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s)) {
+        stats_.write_errors++;
+        Warn("pod delete failed").Kv("pod", key).Kv("error", s);
+        queue_->AddRateLimited(qkey);
+        return;
+      }
+      stats_.pod_deletes++;
+      break;
+    }
+  }
+  queue_->Forget(qkey);
+  if (plan.next) {
+    auto delay = std::chrono::duration_cast<kube::Duration>(*plan.next - ctx.now);
+    queue_->AddAfter(qkey, delay);
+  }
+}
+
+void Simulator::ReportProblems(const PodView& pod, const std::vector<std::string>& problems) {
+  std::string msg;
+  for (const auto& p : problems) msg += (msg.empty() ? "" : "; ") + p;
+  Warn("invalid simulation annotation").Kv("pod", pod.Key()).Kv("problem", msg);
+  const std::string now = core::FormatRfc3339(WallNow());
+  json ev = {{"apiVersion", "v1"},
+             {"kind", "Event"},
+             {"metadata", {{"name", pod.name + "." + RandomSuffix()}, {"namespace", pod.namespace_}}},
+             {"involvedObject",
+              {{"apiVersion", "v1"}, {"kind", "Pod"}, {"namespace", pod.namespace_}, {"name", pod.name}, {"uid", pod.uid}}},
+             {"reason", "InvalidSimAnnotation"},
+             {"message", msg},
+             {"type", "Warning"},
+             {"source", {{"component", "tephra-nodesim"}, {"host", pod.node_name}}},
+             {"firstTimestamp", now},
+             {"lastTimestamp", now},
+             {"count", 1}};
+  auto r = client_->Create(EventResource(), pod.namespace_, ev);
+  if (r.ok()) {
+    stats_.events++;
+  } else {
+    Warn("event create failed").Kv("pod", pod.Key()).Kv("error", r.status());
+  }
+}
+
+}  // namespace tephra::nodesim

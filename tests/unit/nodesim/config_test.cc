@@ -1,0 +1,143 @@
+#include "tephra/nodesim/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tephra::nodesim {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(GroupFromFlags, DefaultsGiveGpuNodes) {
+  FlagValues f;
+  f.nodes = 3;
+  auto g = GroupFromFlags(f);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->count, 3);
+  EXPECT_EQ(g->capacity.at("cpu").ToString(), "32");
+  EXPECT_EQ(g->capacity.at("memory").ToString(), "256Gi");
+  EXPECT_EQ(g->capacity.at("pods").Value(), 110);
+  EXPECT_EQ(g->capacity.at("nvidia.com/gpu").Value(), 8);
+  EXPECT_EQ(g->capacity.count("huawei.com/Ascend910"), 0u) << "0 NPUs: resource not advertised";
+}
+
+TEST(GroupFromFlags, LabelsTaintsAndNpus) {
+  FlagValues f;
+  f.nodes = 1;
+  f.npus = 4;
+  f.gpus = 0;
+  f.labels = "pool=a, zone=z1";
+  f.taints = "dedicated=gpu:NoSchedule,spot:PreferNoSchedule";
+  auto g = GroupFromFlags(f);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->labels.at("pool"), "a");
+  EXPECT_EQ(g->labels.at("zone"), "z1");
+  ASSERT_EQ(g->taints.size(), 2u);
+  EXPECT_EQ(g->taints[0], (Taint{"dedicated", "gpu", "NoSchedule"}));
+  EXPECT_EQ(g->taints[1], (Taint{"spot", "", "PreferNoSchedule"}));
+  EXPECT_EQ(g->capacity.at("huawei.com/Ascend910").Value(), 4);
+  EXPECT_EQ(g->capacity.count("nvidia.com/gpu"), 0u);
+}
+
+TEST(GroupFromFlags, ErrorsNameFlagAndValue) {
+  FlagValues f;
+  f.nodes = 1;
+  f.taints = "k=v";
+  EXPECT_EQ(GroupFromFlags(f).status().message(),
+            "--taints: \"k=v\" has no effect (want key=value:NoSchedule|PreferNoSchedule|NoExecute)");
+  f.taints = "k=v:Sometimes";
+  EXPECT_THAT(GroupFromFlags(f).status().message(), HasSubstr("unknown effect \"Sometimes\""));
+  f.taints = "";
+  f.cpu = "abc";
+  auto s = GroupFromFlags(f).status();
+  EXPECT_EQ(s.code(), core::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("--cpu: quantity \"abc\""));
+  f.cpu = "32";
+  f.labels = "novalue";
+  EXPECT_EQ(GroupFromFlags(f).status().message(), "--labels: \"novalue\" is not key=value");
+  f.labels = "";
+  f.leaves_per_spine = 2;
+  EXPECT_THAT(GroupFromFlags(f).status().message(), HasSubstr("--leaves-per-spine"));
+}
+
+TEST(ParseConfigYaml, GroupsWithEverything) {
+  auto cfg = ParseConfigYaml(R"(
+nodes:
+- namePrefix: gpu-
+  count: 4
+  capacity: {cpu: "64", memory: 512Gi, pods: "110", nvidia.com/gpu: "8"}
+  labels: {pool: a100}
+  taints: ["dedicated=gpu:NoSchedule", {key: spot, effect: NoExecute}]
+  topology: {nodesPerLeaf: 2, leavesPerSpine: 2}
+- namePrefix: cpu-
+  count: 2
+  capacity: {cpu: 16, memory: 64Gi}
+)");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  ASSERT_EQ(cfg->groups.size(), 2u);
+  const NodeGroup& g = cfg->groups[0];
+  EXPECT_EQ(g.count, 4);
+  EXPECT_EQ(g.capacity.at("nvidia.com/gpu").Value(), 8);
+  EXPECT_EQ(g.capacity.at("memory").ToString(), "512Gi");
+  EXPECT_EQ(g.taints[1], (Taint{"spot", "", "NoExecute"}));
+  EXPECT_EQ(g.nodes_per_leaf, 2);
+  EXPECT_EQ(cfg->groups[1].capacity.at("cpu").Value(), 16);
+}
+
+TEST(ParseConfigYaml, ErrorsNameThePath) {
+  auto s = ParseConfigYaml("nodes:\n- count: 1\n- count: 2\n  capacity: {cpu: abc}\n").status();
+  EXPECT_THAT(s.message(), HasSubstr("nodes[1].capacity.cpu: quantity \"abc\""));
+  s = ParseConfigYaml("nodes:\n- count: x\n").status();
+  EXPECT_EQ(s.message(), "nodes[0].count: \"x\" is not an integer");
+  s = ParseConfigYaml("nodes:\n- count: 1\n  taints: [\"k=v\"]\n").status();
+  EXPECT_THAT(s.message(), HasSubstr("nodes[0].taints[0]: \"k=v\" has no effect"));
+  s = ParseConfigYaml("nodes:\n- cuont: 1\n").status();
+  EXPECT_THAT(s.message(), HasSubstr("nodes[0].cuont: unknown field"));
+  s = ParseConfigYaml("nodes: [", "n.yaml").status();
+  EXPECT_THAT(s.message(), HasSubstr("n.yaml: "));
+  s = ParseConfigYaml("nodes:\n- count: 1\n  topology: {leavesPerSpine: 2}\n").status();
+  EXPECT_THAT(s.message(), HasSubstr("nodes[0].topology.leavesPerSpine: needs nodesPerLeaf"));
+}
+
+TEST(ExpandNodes, NamesIndicesAndTopology) {
+  SimConfig cfg;
+  NodeGroup a;
+  a.name_prefix = "a-";
+  a.count = 5;
+  a.nodes_per_leaf = 2;
+  a.leaves_per_spine = 2;
+  a.labels["pool"] = "x";
+  NodeGroup b;
+  b.name_prefix = "b-";
+  b.count = 2;
+  cfg.groups = {a, b};
+  auto nodes = ExpandNodes(cfg);
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  ASSERT_EQ(nodes->size(), 7u);
+  EXPECT_EQ((*nodes)[4].name, "a-4");
+  EXPECT_EQ((*nodes)[4].labels.at(kLeafLabel), "a-leaf-2");
+  EXPECT_EQ((*nodes)[4].labels.at(kSpineLabel), "a-spine-1");
+  EXPECT_EQ((*nodes)[1].labels.at(kSpineLabel), "a-spine-0");
+  EXPECT_EQ((*nodes)[4].labels.at("pool"), "x");
+  EXPECT_EQ((*nodes)[4].labels.at("kubernetes.io/hostname"), "a-4");
+  EXPECT_EQ((*nodes)[5].name, "b-0");
+  EXPECT_EQ((*nodes)[5].index, 5);
+  EXPECT_EQ((*nodes)[5].labels.count(kLeafLabel), 0u);
+  EXPECT_EQ((*nodes)[5].labels.at(kSimLabel), "true");
+}
+
+TEST(ExpandNodes, RejectsNameCollisions) {
+  SimConfig cfg;
+  NodeGroup a;
+  a.name_prefix = "n-";
+  a.count = 11;
+  NodeGroup b;
+  b.name_prefix = "n-1";
+  b.count = 1;  // "n-10" again
+  cfg.groups = {a, b};
+  auto s = ExpandNodes(cfg).status();
+  EXPECT_THAT(s.message(), HasSubstr("nodes[1].namePrefix: \"n-1\" yields node \"n-10\", also produced by nodes[0]"));
+}
+
+}  // namespace
+}  // namespace tephra::nodesim

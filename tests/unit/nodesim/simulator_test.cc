@@ -1,0 +1,232 @@
+// The simulator loop against the in-memory fake API server. Every wait polls with a deadline.
+#include "tephra/nodesim/simulator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "testing/fake_client.h"
+
+namespace tephra::nodesim {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+template <typename F>
+bool PollUntil(F f, milliseconds deadline = milliseconds(5000)) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  return f();
+}
+
+class SimulatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake_ = std::make_shared<kube::testing::FakeClient>();
+    FlagValues f;
+    f.nodes = 3;
+    cfg_.groups.push_back(*GroupFromFlags(f));
+  }
+  void StartSim() {
+    SimulatorOptions o;
+    o.workers = 2;
+    o.heartbeat_workers = 1;
+    o.lease_renew_interval = milliseconds(20);
+    o.max_grace_seconds = 0;
+    o.retry_base_delay = milliseconds(5);
+    sim_ = std::make_unique<Simulator>(fake_, nullptr, *ExpandNodes(cfg_), o);
+    ASSERT_TRUE(sim_->Start().ok());
+  }
+  void TearDown() override {
+    if (!sim_) return;
+    // The fake's Watch does not observe WatchCanceller; end its streams until Stop() has joined.
+    std::atomic<bool> done{false};
+    std::thread stopper([&] {
+      sim_->Stop();
+      done = true;
+    });
+    while (!done) {
+      fake_->CloseWatches();
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    stopper.join();
+  }
+  json Get(const kube::ResourceInfo& r, const std::string& ns, const std::string& name) {
+    auto j = fake_->Get(r, ns, name);
+    return j.ok() ? *j : json();
+  }
+  json Node(const std::string& name) { return Get(Simulator::NodeResource(), "", name); }
+  json Pod(const std::string& name) { return Get(Simulator::PodResource(), "ns", name); }
+  std::string Ready(const json& node) {
+    if (node.is_null()) return "";
+    for (const json& c : node["status"]["conditions"]) {
+      if (c["type"] == "Ready") return c["status"];
+    }
+    return "";
+  }
+  std::string Phase(const json& pod) {
+    if (pod.is_null() || !pod["status"].contains("phase")) return "";
+    return pod["status"]["phase"];
+  }
+  void SeedPod(const std::string& name, const std::string& node, std::map<std::string, std::string> ann,
+               json status = {{"phase", "Pending"}}) {
+    json p = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", "uid-" + name}, {"annotations", ann}}},
+              {"spec", {{"nodeName", node}, {"containers", {{{"name", "a"}, {"image", "img"}}, {{"name", "b"}, {"image", "img"}}}}}},
+              {"status", status}};
+    fake_->Seed(Simulator::PodResource(), p);
+  }
+  int CountActions(const std::string& verb, const std::string& resource, const std::string& name) {
+    int n = 0;
+    for (const auto& a : fake_->Actions()) n += a.verb == verb && a.resource == resource && a.name == name;
+    return n;
+  }
+
+  std::shared_ptr<kube::testing::FakeClient> fake_;
+  SimConfig cfg_;
+  std::unique_ptr<Simulator> sim_;
+};
+
+TEST_F(SimulatorTest, RegistersReadyNodesAndLeases) {
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return sim_->RegisteredNodes() == 3; }));
+  for (const char* n : {"tephra-sim-0", "tephra-sim-1", "tephra-sim-2"}) {
+    json node = Node(n);
+    EXPECT_EQ(Ready(node), "True") << n;
+    EXPECT_EQ(node["status"]["allocatable"]["nvidia.com/gpu"], "8");
+    EXPECT_EQ(node["metadata"]["labels"]["tephra.io/nodesim"], "true");
+    ASSERT_TRUE(PollUntil([&] { return !Get(Simulator::LeaseResource(), "kube-node-lease", n).is_null(); })) << n;
+    json lease = Get(Simulator::LeaseResource(), "kube-node-lease", n);
+    EXPECT_EQ(lease["spec"]["holderIdentity"], n);
+    EXPECT_EQ(lease["metadata"]["ownerReferences"][0]["uid"], node["metadata"]["uid"]);
+  }
+  // Renewals keep coming: the renewTime moves.
+  std::string first = Get(Simulator::LeaseResource(), "kube-node-lease", "tephra-sim-0")["spec"]["renewTime"];
+  EXPECT_TRUE(PollUntil([&] {
+    return Get(Simulator::LeaseResource(), "kube-node-lease", "tephra-sim-0")["spec"]["renewTime"] != first;
+  }));
+}
+
+TEST_F(SimulatorTest, AdoptsExistingNodeInsteadOfRecreating) {
+  json existing = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "tephra-sim-1"}}}};
+  std::string uid = fake_->Seed(Simulator::NodeResource(), existing)["metadata"]["uid"];
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return sim_->RegisteredNodes() == 3 && Ready(Node("tephra-sim-1")) == "True"; }));
+  EXPECT_EQ(sim_->stats().nodes_adopted.load(), 1);
+  EXPECT_EQ(CountActions("create", "nodes", "tephra-sim-1"), 0);
+  EXPECT_EQ(Node("tephra-sim-1")["metadata"]["uid"], uid);
+}
+
+TEST_F(SimulatorTest, DrivesPodsToSucceededAndFailedIgnoringForeignNodes) {
+  SeedPod("ok", "tephra-sim-0", {{kRunSecondsAnnotation, "0"}});
+  SeedPod("bad", "tephra-sim-1", {{kRunSecondsAnnotation, "0"}, {"tephra.io/sim-exit-code.b", "2"}});
+  SeedPod("foreign", "someone-else", {{kRunSecondsAnnotation, "0"}});
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("ok")) == "Succeeded" && Phase(Pod("bad")) == "Failed"; }))
+      << Pod("ok").dump() << Pod("bad").dump();
+  json bad = Pod("bad");
+  EXPECT_EQ(bad["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"], 0);
+  EXPECT_EQ(bad["status"]["containerStatuses"][1]["state"]["terminated"]["exitCode"], 2);
+  EXPECT_EQ(bad["status"]["hostIP"], "10.0.0.2");
+  EXPECT_EQ(Phase(Pod("foreign")), "Pending");
+  EXPECT_EQ(CountActions("patch", "pods", "foreign"), 0);
+  EXPECT_EQ(sim_->TrackedPods(), 0u) << "finished pods are forgotten";
+}
+
+TEST_F(SimulatorTest, RunningUntilDeletedThenDeleted) {
+  SeedPod("long", "tephra-sim-2", {});
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("long")) == "Running"; }));
+  json p = Pod("long");
+  EXPECT_EQ(p["status"]["containerStatuses"][0]["ready"], true);
+  EXPECT_EQ(p["status"]["podIP"], "10.64.2.2");
+  EXPECT_EQ(sim_->stats().pods_finished.load(), 0) << "no run time: runs until deleted";
+  // The fake has no grace periods: a finalizer keeps the pod visible with a deletionTimestamp, which is
+  // what nodesim reacts to (the grace arithmetic is covered by PlanPod tests).
+  ASSERT_TRUE(fake_->Patch(Simulator::PodResource(), "ns", "long", kube::PatchType::kMerge,
+                           {{"metadata", {{"finalizers", {"test/hold"}}}}})
+                  .ok());
+  ASSERT_TRUE(fake_->Delete(Simulator::PodResource(), "ns", "long").ok());
+  ASSERT_TRUE(PollUntil([&] { return CountActions("delete", "pods", "long") == 2; }));
+  EXPECT_EQ(sim_->stats().pod_deletes.load(), 1);
+}
+
+TEST_F(SimulatorTest, InvalidAnnotationIsAWarningEventNotACrash) {
+  SeedPod("odd", "tephra-sim-0", {{kExitCodeAnnotation, "many"}});
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("odd")) == "Running"; }));
+  ASSERT_TRUE(PollUntil([&] { return sim_->stats().events.load() == 1; }));
+  auto events = fake_->List(Simulator::EventResource(), "ns", {});
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->items.size(), 1u);
+  EXPECT_EQ(events->items[0]["reason"], "InvalidSimAnnotation");
+  EXPECT_EQ(events->items[0]["type"], "Warning");
+  EXPECT_EQ(events->items[0]["involvedObject"]["name"], "odd");
+  EXPECT_THAT(events->items[0]["message"].get<std::string>(), ::testing::HasSubstr("\"many\""));
+}
+
+TEST_F(SimulatorTest, FaultAnnotationsFailAndHealNodes) {
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return sim_->RegisteredNodes() == 3 && sim_->stats().lease_renewals.load() >= 3; }));
+  auto annotate = [&](json ann) {
+    ASSERT_TRUE(fake_->Patch(Simulator::NodeResource(), "", "tephra-sim-0", kube::PatchType::kMerge,
+                             {{"metadata", {{"annotations", ann}}}})
+                    .ok());
+  };
+  annotate({{kFailAnnotation, "true"}, {kUnhealthyGpusAnnotation, "3"}});
+  ASSERT_TRUE(PollUntil([&] {
+    json n = Node("tephra-sim-0");
+    return Ready(n) == "False" && n["status"]["allocatable"]["nvidia.com/gpu"] == "5";
+  })) << Node("tephra-sim-0").dump();
+  // The failed node's lease stops while the others keep renewing.
+  auto renew = [&](const char* n) {
+    return Get(Simulator::LeaseResource(), "kube-node-lease", n)["spec"]["renewTime"].get<std::string>();
+  };
+  // One more renewal of another node proves a full round happened after the failure was seen.
+  std::this_thread::yield();
+  std::string frozen = renew("tephra-sim-0");
+  std::string other = renew("tephra-sim-1");
+  ASSERT_TRUE(PollUntil([&] { return renew("tephra-sim-1") != other; }));
+  other = renew("tephra-sim-1");
+  ASSERT_TRUE(PollUntil([&] { return renew("tephra-sim-1") != other; }));
+  EXPECT_EQ(renew("tephra-sim-0"), frozen);
+
+  annotate({{kFailAnnotation, nullptr}, {kUnhealthyGpusAnnotation, nullptr}});
+  ASSERT_TRUE(PollUntil([&] {
+    json n = Node("tephra-sim-0");
+    return Ready(n) == "True" && n["status"]["allocatable"]["nvidia.com/gpu"] == "8";
+  }));
+  EXPECT_TRUE(PollUntil([&] { return renew("tephra-sim-0") != frozen; }));
+}
+
+TEST_F(SimulatorTest, RestartFinishesOverduePodsAtOnce) {
+  auto started = core::FormatRfc3339(core::RealClock::Get().WallNow() - seconds(120));
+  SeedPod("overdue", "tephra-sim-1", {{kRunSecondsAnnotation, "60"}},
+          {{"phase", "Running"}, {"startTime", started}, {"podIP", "10.64.1.9"}});
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("overdue")) == "Succeeded"; }));
+  EXPECT_EQ(CountActions("patch", "pods", "overdue"), 1) << "no Running write first";
+}
+
+TEST_F(SimulatorTest, RetriesTransientWriteFailures) {
+  std::atomic<int> failures{2};
+  fake_->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "patch" && a.resource == "pods" && failures.fetch_sub(1) > 0) {
+      return core::UnavailableError("injected 503");
+    }
+    return std::nullopt;
+  });
+  SeedPod("flaky", "tephra-sim-0", {});
+  StartSim();
+  EXPECT_TRUE(PollUntil([&] { return Phase(Pod("flaky")) == "Running"; }));
+  EXPECT_EQ(sim_->stats().write_errors.load(), 2);
+}
+
+}  // namespace
+}  // namespace tephra::nodesim
