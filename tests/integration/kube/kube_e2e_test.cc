@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -66,8 +67,13 @@ class KubeE2eTest : public ::testing::Test {
     if (!client_) GTEST_SKIP() << "no client";
     ns_ = "kc-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
     for (auto& ch : ns_) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    // Unique per run (a deleted namespace lingers while it terminates); names are limited to 63 characters.
+    ns_ = ns_.substr(0, 40) + "-" + std::to_string(::getpid());
     auto r = c().Create(kNamespaces, "", json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns_}}}});
     ASSERT_TRUE(r.ok() || core::IsAlreadyExists(r.status())) << r.status();
+  }
+  void TearDown() override {
+    if (client_ && !ns_.empty()) (void)c().Delete(kNamespaces, "", ns_);
   }
   Client& c() { return **client_; }
   json Cm(const std::string& name, const std::string& v) {
@@ -230,7 +236,18 @@ bool RestartApiserver(std::chrono::seconds down_for) {
   std::string arg;
   while (std::getline(ss, arg, '\0')) cmd += " '" + arg + "'";
   ::kill(-pid, SIGTERM);  // cluster.sh starts each daemon in its own session: pid == process group
-  for (int i = 0; i < 300 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Wait until the old server is gone (its /proc entry disappears or it is a zombie).
+  auto gone = [pid] {
+    std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+    std::string a, b, state;
+    return !(st >> a >> b >> state) || state == "Z";
+  };
+  // kube-apiserver drains on SIGTERM and keeps serving open watches (and keep-alive connections) until they
+  // end, which can be minutes: kill it after 5 s, like a crash.
+  for (int i = 0; i < 50 && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (!gone()) ::kill(-pid, SIGKILL);
+  for (int i = 0; i < 100 && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::cout << "apiserver " << pid << " stopped\n";
   std::this_thread::sleep_for(down_for);
   const std::string script = std::string(dir) + "/kc-restart-apiserver.sh";
   std::ofstream(script) << "setsid" << cmd << " >>'" << dir << "/logs/kube-apiserver.log' 2>&1 </dev/null &\n"
@@ -270,6 +287,7 @@ TEST_F(KubeE2eTest, InformerSurvivesApiserverRestartWithoutLostOrDoubledEvents) 
     return seen["before-9"].size() == 2;
   }, std::chrono::seconds(20)));
 
+  const int64_t watches_before = inf.stats().watches.load();
   ASSERT_TRUE(RestartApiserver(std::chrono::seconds(3)));
   // Writes as soon as the server answers again; the informer must catch up with each exactly once.
   ASSERT_TRUE(PollUntil([&] { return c().Get(kNamespaces, "", ns_).ok(); }, std::chrono::seconds(90)));
@@ -293,6 +311,8 @@ TEST_F(KubeE2eTest, InformerSurvivesApiserverRestartWithoutLostOrDoubledEvents) 
   std::cout << "lists=" << inf.stats().lists.load() << " relists_after_410=" << inf.stats().relists_after_410.load()
             << " watches=" << inf.stats().watches.load() << " watch_errors=" << inf.stats().watch_errors.load() << "\n";
   EXPECT_EQ(inf.Size(), 15u + 10u);
+  // The old connection cannot outlive the old process: the informer must have re-watched.
+  EXPECT_GT(inf.stats().watches.load(), watches_before);
 }
 
 }  // namespace
