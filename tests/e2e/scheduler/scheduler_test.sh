@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# e2e for `tephra scheduler` (run by run-with-cluster.sh: KUBECONFIG, KUBECTL, TEPHRA_BIN, TEPHRA_SOURCE_DIR).
+# 16 nodesim nodes (32 cpu, 8 GPUs each; 4 nodes per leaf -> 4 leaves via the tephra.io/leaf label), then:
+#  1. the scheduler creates the `root` and `default` queues;
+#  2. a PodGroup (minMember 4) + 4 plain pods (schedulerName volcano, group-name annotation): the PodGroup goes
+#     Pending -> Inqueue -> Running, all 4 pods are bound and Running, a pod gets a `Scheduled` event;
+#  3. a gang larger than the cluster (20 pods x 8 GPUs > 128 GPUs) binds nothing; its PodGroup carries an
+#     Unschedulable condition naming the short resource;
+#  4. a 64-pod gang with networkTopology hard/highestTierAllowed 1 (2 cpu each = exactly one leaf) lands in one leaf;
+#  5. /metrics carries Volcano's metric names and the bind counter.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/common.sh
+source "$HERE/../lib/common.sh"
+: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
+LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
+WORK=$(mktemp -d)
+WATCH_PID=
+trap 'stop_roles; [ -z "$WATCH_PID" ] || kill "$WATCH_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+k() { "$KUBECTL" --request-timeout 20s "$@"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
+k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+
+rc=0
+start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 16 --cpu 32 --gpus 8 \
+  --nodes-per-leaf 4 --leaves-per-spine 4 || rc=$?
+[ $rc -eq 0 ] || fail "tephra nodesim did not start (rc=$rc)"
+node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
+wait_until "16 nodes registered" 90 node_count 16 || fail "nodesim did not register 16 nodes"
+k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
+
+METRICS_PORT=$(free_port)
+HEALTH_PORT=$(free_port)
+start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
+  --listen-address "127.0.0.1:$METRICS_PORT" --health-addr "127.0.0.1:$HEALTH_PORT" \
+  --topology-label-keys tephra.io/leaf,tephra.io/spine --log-level debug || fail "tephra scheduler did not start"
+wait_until "scheduler /readyz" 60 curl -fsS "http://127.0.0.1:$HEALTH_PORT/readyz" || fail "scheduler never ready"
+
+# ------------------------------------------------------------------------------------------ 1. default queues
+have_queues() { k get queue root && k get queue default; }
+wait_until "root and default queues" 30 have_queues || fail "scheduler did not create root/default queues"
+[ "$(k get queue root -o jsonpath='{.spec.reclaimable}')" = false ] || fail "root queue must not be reclaimable"
+note "1. queues root and default exist"
+
+pod() {  # pod <name> <group> <cpu> <gpus>
+  local res="cpu: \"$3\""
+  [ "$4" = 0 ] || res="$res, nvidia.com/gpu: \"$4\""
+  printf '%s\n' \
+    "apiVersion: v1" "kind: Pod" \
+    "metadata:" "  name: $1" "  namespace: default" "  labels: {e2e-group: $2}" \
+    "  annotations: {scheduling.k8s.io/group-name: $2}" \
+    "spec:" "  schedulerName: volcano" "  restartPolicy: Never" "  containers:" "  - name: main" \
+    "    image: busybox" "    resources:" "      requests: {$res}" "      limits: {$res}" "---"
+}
+podgroup() {  # podgroup <name> <minMember> [networkTopology-flow-yaml]
+  printf '%s\n' "apiVersion: scheduling.volcano.sh/v1beta1" "kind: PodGroup" \
+    "metadata: {name: $1, namespace: default}" "spec:" "  minMember: $2" "  queue: default"
+  [ -z "${3:-}" ] || echo "  networkTopology: $3"
+  echo "---"
+}
+bound_count() { k get pods -l "e2e-group=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true; }
+all_bound() { [ "$(bound_count "$1")" -ge "$2" ]; }
+phase_is() { [ "$(k get podgroup "$1" -o jsonpath='{.status.phase}')" = "$2" ]; }
+
+# ------------------------------------------------------------------------------------- 2. gang of 4 plain pods
+podgroup pg-small 4 | k create -f - >/dev/null
+# Record every phase the PodGroup passes through (Inqueue may last less than a second).
+"$KUBECTL" get podgroup pg-small -w -o jsonpath='{.status.phase}{"\n"}' >"$WORK/pg-small.phases" 2>/dev/null &
+WATCH_PID=$!
+for i in 0 1 2 3; do pod "small-$i" pg-small 1 0; done | k create -f - >/dev/null
+wait_until "4 pods of pg-small bound" 60 all_bound pg-small 4 || fail "pg-small: $(bound_count pg-small)/4 bound"
+running() { [ "$(k get pods -l e2e-group=pg-small -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -c Running)" = 4 ]; }
+wait_until "4 pods Running" 60 running || fail "pg-small pods not Running"
+wait_until "pg-small Running" 30 phase_is pg-small Running || fail "pg-small phase $(k get podgroup pg-small -o jsonpath='{.status.phase}')"
+kill "$WATCH_PID" 2>/dev/null || true
+WATCH_PID=
+grep -qx Inqueue "$WORK/pg-small.phases" || { cat "$WORK/pg-small.phases" >&2; fail "pg-small never observed Inqueue"; }
+has_event() { k get events --field-selector "involvedObject.name=small-0,reason=Scheduled" -o name | grep -q .; }
+wait_until "Scheduled event on small-0" 30 has_event || fail "no Scheduled event for small-0"
+note "2. pg-small: phases $(tr '\n' ' ' <"$WORK/pg-small.phases"); 4/4 bound and Running, Scheduled event present"
+
+# ------------------------------------------------------------------------------ 3. gang larger than the cluster
+{ podgroup pg-big 20; for i in $(seq 0 19); do pod "big-$i" pg-big 1 8; done; } | k create -f - >/dev/null
+cond_msg() { k get podgroup pg-big -o jsonpath='{range .status.conditions[?(@.type=="Unschedulable")]}{.message}{end}'; }
+has_cond() { [ -n "$(cond_msg)" ]; }
+wait_until "pg-big Unschedulable condition" 60 has_cond || fail "pg-big has no Unschedulable condition: $(k get podgroup pg-big -o json | jq -c .status)"
+msg=$(cond_msg)
+note "pg-big condition: $msg"
+echo "$msg" | grep -qi "gpu" || fail "pg-big condition does not say GPUs are short: $msg"
+# Let several more cycles run (default period 1 s): still nothing bound, the gang is all-or-nothing.
+t_end=$(( $(date +%s) + 3 )); while [ "$(date +%s)" -lt "$t_end" ]; do sleep 0.5; done
+[ "$(bound_count pg-big)" = 0 ] || fail "pg-big: $(bound_count pg-big) pods bound, want 0"
+fs_events() { [ "$(k get events --field-selector reason=FailedScheduling -o name | wc -l)" -gt 0 ]; }
+wait_until "FailedScheduling events" 20 fs_events || fail "no FailedScheduling events for pg-big pods"
+note "3. pg-big: 0/20 bound; the condition names the short resource; FailedScheduling events present"
+
+k delete pods -l e2e-group=pg-big --wait=false >/dev/null
+k delete podgroup pg-big >/dev/null
+k delete pods -l e2e-group=pg-small --wait=true --timeout 60s >/dev/null
+
+# ------------------------------------------------------------------------------------ 4. 64-pod gang, one leaf
+# 64 x 2 cpu = 128 cpu = exactly the 4 nodes of one leaf. Nodes sort by name as sim-0, sim-1, sim-10, ... so a
+# placement that ignored the topology would cross leaves.
+{ podgroup pg-topo 64 '{mode: hard, highestTierAllowed: 1}'; for i in $(seq 0 63); do pod "topo-$i" pg-topo 2 0; done; } \
+  | k create -f - >/dev/null
+wait_until "64 pods of pg-topo bound" 120 all_bound pg-topo 64 || fail "pg-topo: $(bound_count pg-topo)/64 bound"
+k get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.labels.tephra\.io/leaf}{"\n"}{end}' >"$WORK/leaf-of"
+k get pods -l e2e-group=pg-topo -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort >"$WORK/topo-nodes"
+leaves=$(awk 'NR==FNR {leaf[$1]=$2; next} {print leaf[$1]}' "$WORK/leaf-of" "$WORK/topo-nodes" | sort -u)
+[ "$(echo "$leaves" | grep -c .)" = 1 ] || fail "pg-topo spans leaves: $(echo "$leaves" | tr '\n' ' ')"
+note "4. pg-topo: 64/64 bound inside leaf $leaves"
+
+# ------------------------------------------------------------------------------------------------- 5. metrics
+curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics"
+for mname in volcano_e2e_scheduling_latency_milliseconds_bucket volcano_schedule_attempts_total \
+             volcano_action_scheduling_latency_milliseconds_count tephra_scheduler_pods_bound_total; do
+  grep -q "^$mname" "$WORK/metrics" || fail "metric $mname missing"
+done
+bound=$(awk '/^tephra_scheduler_pods_bound_total/ {print int($2)}' "$WORK/metrics")
+[ "${bound:-0}" -ge 68 ] || fail "tephra_scheduler_pods_bound_total=$bound, want >= 68"
+curl -fsS "http://127.0.0.1:$HEALTH_PORT/healthz" >/dev/null || fail "/healthz"
+note "5. metrics present; pods bound = $bound"
+stop_roles
+echo "PASS (queues, gang of 4 enqueued/bound/running, oversize gang binds nothing, 64-pod gang in one leaf, metrics)"

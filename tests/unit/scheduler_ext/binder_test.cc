@@ -1,0 +1,193 @@
+#include <algorithm>
+#include <mutex>
+
+#include <gtest/gtest.h>
+
+#include "testing/fake_client.h"
+#include "tephra/api/core_v1.h"
+#include "tephra/api/scheduling.h"
+#include "tephra/sched/scheduler.h"
+#include "tephra/scheduler/binder.h"
+#include "tephra/scheduler/status_writer.h"
+
+namespace tephra::scheduler {
+namespace {
+
+using api::json;
+using kube::testing::FakeClient;
+
+auto Deadline() { return std::chrono::steady_clock::now() + std::chrono::seconds(10); }
+
+// A core with one 4-cpu node and a gang of `n` one-cpu pods, run until the gang is placed (binds emitted,
+// tasks in kBinding), plus the same pods stored in a FakeClient.
+struct Fixture {
+  std::shared_ptr<FakeClient> fc = std::make_shared<FakeClient>();
+  std::unique_ptr<sched::Scheduler> s;
+  std::vector<sched::BindDecision> binds;
+  std::vector<std::string> uids;  // of p0, p1, ...
+  std::mutex mu;
+
+  explicit Fixture(int n) {
+    auto c = sched::Scheduler::Create(sched::SchedulerConf::Default());
+    EXPECT_TRUE(c.ok()) << c.status();
+    s = std::move(*c);
+    auto& st = s->state();
+    sched::QueueInfo q;
+    q.name = "default";
+    st.UpsertQueue(q);
+    sched::NodeInfo node;
+    node.name = "n1";
+    node.allocatable = sched::Resource::CpuMem(4000, 8LL << 30).With(sched::kPods, 110);
+    st.UpsertNode(node);
+    sched::JobInfo j;
+    j.key = "ns/pg";
+    j.ns = "ns";
+    j.name = "pg";
+    j.min_member = n;
+    st.UpsertJob(j);
+    for (int i = 0; i < n; ++i) {
+      sched::TaskInfo t;
+      t.ns = "ns";
+      t.name = "p" + std::to_string(i);
+      json stored = fc->Seed(api::Pod::Resource(), {{"apiVersion", "v1"}, {"kind", "Pod"},
+                                                    {"metadata", {{"name", t.name}, {"namespace", "ns"}}},
+                                                    {"spec", {{"schedulerName", "volcano"}, {"containers", json::array()}}}});
+      t.uid = stored["metadata"]["uid"].get<std::string>();  // the API's uid: pods/binding checks it
+      uids.push_back(t.uid);
+      t.job = "ns/pg";
+      t.request = sched::Resource::CpuMem(1000, 1LL << 30);
+      t.creation_index = static_cast<uint64_t>(i);
+      st.UpsertPod(t);
+    }
+    for (int cycle = 0; cycle < 5 && binds.empty(); ++cycle) binds = s->RunCycle(sched::WallTime{}).binds;
+    EXPECT_EQ(binds.size(), static_cast<size_t>(n));
+    for (const auto& b : binds) EXPECT_EQ(s->state().FindTask(b.task_uid)->status, sched::TaskStatus::kBinding);
+  }
+  sched::TaskStatus StatusOf(const std::string& uid) {
+    std::lock_guard l(mu);
+    return s->state().FindTask(uid)->status;
+  }
+};
+
+TEST(BinderTest, ClassifiesBindStatuses) {
+  EXPECT_EQ(ClassifyBind(core::Status::OK()), BindResult::kBound);
+  EXPECT_EQ(ClassifyBind(core::Status(core::StatusCode::kAborted, "already assigned").WithHttp(409, "Conflict")),
+            BindResult::kAlreadyAssigned);
+  EXPECT_EQ(ClassifyBind(core::NotFoundError("pods \"x\" not found")), BindResult::kFailed);
+  EXPECT_EQ(ClassifyBind(core::UnavailableError("timeout")), BindResult::kFailed);
+}
+
+TEST(BinderTest, BindsAndTreatsAlreadyAssignedAsBound) {
+  Fixture f(2);
+  // Someone (e.g. this scheduler before a restart) already bound p1: the API answers 409.
+  ASSERT_TRUE(f.fc->Bind("ns", "p1", f.uids[1], "n1").ok());
+  std::vector<BindOutcome> outcomes;
+  Binder b(f.fc, 4, [&](const BindOutcome& o) {
+    std::lock_guard l(f.mu);
+    outcomes.push_back(o);
+    EXPECT_TRUE(ApplyBindOutcome(f.s->state(), o).empty());
+  });
+  b.Submit(f.binds);
+  ASSERT_TRUE(b.WaitIdle(Deadline()));
+  ASSERT_EQ(outcomes.size(), 2u);
+  for (const auto& o : outcomes)
+    EXPECT_EQ(o.result, o.decision.name == "p1" ? BindResult::kAlreadyAssigned : BindResult::kBound) << o.decision.name;
+  EXPECT_EQ(f.StatusOf(f.uids[0]), sched::TaskStatus::kBound);
+  EXPECT_EQ(f.StatusOf(f.uids[1]), sched::TaskStatus::kBound) << "409: assumption kept until the informer brings the truth";
+  auto pod = f.fc->Get(api::Pod::Resource(), "ns", "p0");
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ((*pod)["spec"]["nodeName"], "n1");
+}
+
+TEST(BinderTest, FailureRollsBackTheGangAndDropsItsQueuedBinds) {
+  Fixture f(3);
+  const std::string first = f.binds[0].name;
+  f.fc->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "bind" && a.name == first) return core::Status(core::StatusCode::kInternal, "node is gone").WithHttp(500);
+    return std::nullopt;
+  });
+  std::vector<std::string> rolled;
+  std::unique_ptr<Binder> b;
+  size_t dropped = 0;
+  // One worker: the other two binds are still queued when the first fails, so they must never be sent.
+  b = std::make_unique<Binder>(f.fc, 1, [&](const BindOutcome& o) {
+    std::vector<std::string> r;
+    {
+      std::lock_guard l(f.mu);
+      r = ApplyBindOutcome(f.s->state(), o);
+    }
+    if (!r.empty()) {
+      dropped += b->Drop(r);
+      rolled = r;
+    }
+  });
+  b->Submit(f.binds);
+  ASSERT_TRUE(b->WaitIdle(Deadline()));
+  std::vector<std::string> want = f.uids;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(rolled, want);
+  EXPECT_EQ(dropped, 2u);
+  int bind_calls = 0;
+  for (const auto& a : f.fc->Actions()) bind_calls += a.verb == "bind";
+  EXPECT_EQ(bind_calls, 1) << "queued binds of a rolled-back gang must not be sent";
+  for (const auto& uid : f.uids) EXPECT_EQ(f.StatusOf(uid), sched::TaskStatus::kPending) << uid;
+  // The next cycle reports why on the PodGroup.
+  sched::CycleResult r;
+  {
+    std::lock_guard l(f.mu);
+    f.fc->SetFailureInjector(nullptr);
+    r = f.s->RunCycle(sched::WallTime{});
+  }
+  bool saw = false;
+  for (const auto& u : r.pod_groups)
+    for (const auto& c : u.conditions)
+      if (c.reason == "BindFailed") {
+        saw = true;
+        EXPECT_NE(c.message.find("node is gone"), std::string::npos) << c.message;
+      }
+  EXPECT_TRUE(saw);
+}
+
+TEST(StatusWriterTest, PodGroupConflictIsReReadAndRedone) {
+  auto fc = std::make_shared<FakeClient>();
+  json pg = {{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"},
+             {"metadata", {{"name", "pg"}, {"namespace", "ns"}}},
+             {"spec", {{"minMember", 2}, {"queue", "default"}}}, {"status", {{"phase", "Pending"}}}};
+  ASSERT_TRUE(fc->Create(api::PodGroup::Resource(), "ns", pg).ok());
+  auto stale = kube::GetAs<api::PodGroup>(*fc, "ns", "pg");
+  ASSERT_TRUE(stale.ok());
+  // Another writer (the job controller) changes the object after our cache read.
+  json other = fc->Get(api::PodGroup::Resource(), "ns", "pg").value();
+  other["metadata"]["labels"] = {{"touched", "yes"}};
+  ASSERT_TRUE(fc->Update(api::PodGroup::Resource(), "ns", other).ok());
+  fc->ClearActions();
+
+  sched::PodGroupStatusUpdate u;
+  u.job = "ns/pg";
+  u.ns = "ns";
+  u.name = "pg";
+  u.phase = sched::PodGroupPhase::kInqueue;
+  StatusWriterStats stats;
+  auto cached = std::make_shared<const api::PodGroup>(*stale);
+  ASSERT_TRUE(WritePodGroupStatus(*fc, u, cached, "2026-11-22T09:00:00Z", &stats).ok());
+  EXPECT_EQ(stats.podgroup_conflicts.load(), 1);
+  EXPECT_EQ(stats.podgroup_writes.load(), 1);
+  std::vector<json> updates;
+  for (const auto& a : fc->Actions())
+    if (a.verb == "update") updates.push_back(a.body);
+  ASSERT_EQ(updates.size(), 2u) << "stale PUT, then PUT after re-read";
+  EXPECT_EQ(updates[1]["status"]["phase"], "Inqueue");
+  EXPECT_EQ(updates[1]["metadata"]["labels"]["touched"], "yes") << "the other writer's change survives";
+  EXPECT_FALSE(updates[1]["status"].contains("conditions"));
+
+  // Desired status already stored: nothing is written.
+  api::PodGroup done = *stale;
+  done.status.phase = "Inqueue";
+  fc->ClearActions();
+  ASSERT_TRUE(WritePodGroupStatus(*fc, u, std::make_shared<const api::PodGroup>(done), "t", &stats).ok());
+  EXPECT_TRUE(fc->Actions().empty());
+  EXPECT_EQ(stats.podgroup_unchanged.load(), 1);
+}
+
+}  // namespace
+}  // namespace tephra::scheduler

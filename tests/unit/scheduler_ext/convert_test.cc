@@ -1,0 +1,190 @@
+#include <gtest/gtest.h>
+
+#include "tephra/api/codec.h"
+#include "tephra/scheduler/convert.h"
+
+namespace tephra::scheduler {
+namespace {
+
+using api::json;
+
+template <typename T>
+T Decode(const char* text) {
+  auto r = api::FromJson<T>(json::parse(text));
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *r;
+}
+
+const std::set<std::string> kNames = {"volcano"};
+
+TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
+  auto pod = Decode<api::Pod>(R"({
+    "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1",
+                 "annotations": {"scheduling.k8s.io/group-name": "pg1", "volcano.sh/task-spec": "worker"},
+                 "labels": {"app": "x"}},
+    "spec": {"schedulerName": "volcano", "priority": 7,
+             "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "3", "memory": "1Gi"}}}],
+             "containers": [{"name": "a", "resources": {"requests": {"cpu": "500m", "memory": "2Gi", "nvidia.com/gpu": "8"}}},
+                            {"name": "b", "resources": {"requests": {"cpu": "1"}}}],
+             "nodeSelector": {"pool": "a100"},
+             "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+                             {"operator": "Exists"}],
+             "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]}},
+                          "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                             {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"},
+                             {"labelSelector": {"matchLabels": {"app": "y"}}, "topologyKey": "topology.kubernetes.io/zone"}]}}},
+    "status": {"phase": "Pending"}})");
+  sched::ResourceRegistry reg;
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  EXPECT_EQ(t.uid, "u1");
+  EXPECT_EQ(t.job, "ns/pg1");
+  EXPECT_EQ(t.role, "worker");
+  EXPECT_EQ(t.priority, 7);
+  EXPECT_EQ(t.status, sched::TaskStatus::kPending);
+  // cpu: max(0.5 + 1, init 3) = 3000m; memory: max(2Gi, 1Gi); gpu 8.
+  EXPECT_EQ(t.request.Get(sched::kCpu), 3000);
+  EXPECT_EQ(t.request.Get(sched::kMemory), 2LL << 30);
+  auto gpu = reg.Find("nvidia.com/gpu");
+  ASSERT_TRUE(gpu.has_value());
+  EXPECT_EQ(t.request.Get(*gpu), 8);
+  EXPECT_EQ(t.node_selector.at("pool"), "a100");
+  ASSERT_EQ(t.tolerations.size(), 2u);
+  EXPECT_FALSE(t.tolerations[0].op_exists);
+  EXPECT_EQ(t.tolerations[0].effect, sched::TaintEffect::kNoSchedule);
+  EXPECT_TRUE(t.tolerations[1].op_exists);
+  EXPECT_FALSE(t.tolerations[1].effect.has_value());
+  ASSERT_EQ(t.required_affinity.size(), 1u);
+  ASSERT_EQ(t.required_affinity[0].match_expressions.size(), 1u);
+  EXPECT_EQ(t.required_affinity[0].match_expressions[0].values, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(t.anti_affinity.size(), 1u) << "only hostname-scoped anti-affinity is modelled";
+  EXPECT_EQ(t.anti_affinity[0].match_labels.at("app"), "x");
+}
+
+TEST(ConvertTest, PodStatusMappingAndTracking) {
+  auto base = [](const char* sched, const char* node, const char* phase, bool deleting) {
+    api::Pod p;
+    p.metadata.uid = "u";
+    p.spec.scheduler_name = sched;
+    p.spec.node_name = node;
+    p.status.phase = phase;
+    if (deleting) p.metadata.deletion_timestamp = "2026-01-01T00:00:00Z";
+    return p;
+  };
+  EXPECT_EQ(PodStatusOf(base("volcano", "", "Pending", false)), sched::TaskStatus::kPending);
+  EXPECT_EQ(PodStatusOf(base("volcano", "n1", "Pending", false)), sched::TaskStatus::kBound);
+  EXPECT_EQ(PodStatusOf(base("volcano", "n1", "Running", false)), sched::TaskStatus::kRunning);
+  EXPECT_EQ(PodStatusOf(base("volcano", "n1", "Running", true)), sched::TaskStatus::kReleasing);
+  EXPECT_EQ(PodStatusOf(base("volcano", "n1", "Succeeded", false)), sched::TaskStatus::kSucceeded);
+  EXPECT_EQ(PodStatusOf(base("volcano", "n1", "Failed", true)), sched::TaskStatus::kFailed);
+  // Foreign pods count only while they hold a node.
+  EXPECT_TRUE(ShouldTrack(base("volcano", "", "Pending", false), kNames));
+  EXPECT_FALSE(ShouldTrack(base("default-scheduler", "", "Pending", false), kNames));
+  EXPECT_TRUE(ShouldTrack(base("default-scheduler", "n1", "Running", false), kNames));
+  EXPECT_FALSE(ShouldTrack(base("default-scheduler", "n1", "Succeeded", false), kNames));
+  EXPECT_FALSE(ShouldTrack(base("", "", "Pending", false), kNames));
+  EXPECT_TRUE(ShouldTrack(base("", "", "Pending", false), {"default-scheduler"}));
+  // A foreign pod never joins a gang even if annotated.
+  api::Pod f = base("default-scheduler", "n1", "Running", false);
+  f.metadata.namespace_ = "ns";
+  f.metadata.annotations["scheduling.k8s.io/group-name"] = "pg";
+  sched::ResourceRegistry reg;
+  EXPECT_EQ(ToTaskInfo(f, &reg, kNames).job, "");
+}
+
+TEST(ConvertTest, NodeReadyTaintsAllocatable) {
+  auto node = Decode<api::Node>(R"({
+    "metadata": {"name": "n1", "labels": {"tephra.io/leaf": "leaf-0"}},
+    "spec": {"unschedulable": true, "taints": [{"key": "k", "value": "v", "effect": "NoExecute"}]},
+    "status": {"capacity": {"cpu": "64"}, "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"},
+               "conditions": [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": "True"}]}})");
+  sched::ResourceRegistry reg;
+  sched::NodeInfo n = ToNodeInfo(node, &reg);
+  EXPECT_EQ(n.name, "n1");
+  EXPECT_TRUE(n.ready);
+  EXPECT_TRUE(n.unschedulable);
+  EXPECT_EQ(n.allocatable.Get(sched::kCpu), 32000);
+  EXPECT_EQ(n.allocatable.Get(sched::kPods), 110);
+  EXPECT_EQ(n.allocatable.Get(*reg.Find("nvidia.com/gpu")), 8);
+  ASSERT_EQ(n.taints.size(), 1u);
+  EXPECT_EQ(n.taints[0].effect, sched::TaintEffect::kNoExecute);
+  EXPECT_EQ(n.labels.at("tephra.io/leaf"), "leaf-0");
+  node.status.conditions[1].status = "Unknown";
+  EXPECT_FALSE(ToNodeInfo(node, &reg).ready);
+}
+
+TEST(ConvertTest, PodGroupQueueHyperNode) {
+  auto pg = Decode<api::PodGroup>(R"({
+    "metadata": {"name": "pg1", "namespace": "ns", "uid": "g1", "creationTimestamp": "2026-11-22T09:00:00Z"},
+    "spec": {"minMember": 4, "minTaskMember": {"worker": 3}, "minResources": {"cpu": "4", "nvidia.com/gpu": "32"},
+             "priorityClassName": "high", "networkTopology": {"mode": "hard", "highestTierAllowed": 1}},
+    "status": {"phase": "Inqueue"}})");
+  sched::ResourceRegistry reg;
+  sched::JobInfo j = ToJobInfo(pg, &reg, "default");
+  EXPECT_EQ(j.key, "ns/pg1");
+  EXPECT_EQ(j.queue, "default") << "empty spec.queue falls back to --default-queue";
+  EXPECT_EQ(j.min_member, 4);
+  EXPECT_EQ(j.min_task_member.at("worker"), 3);
+  ASSERT_TRUE(j.min_resources.has_value());
+  EXPECT_EQ(j.min_resources->Get(sched::kCpu), 4000);
+  EXPECT_EQ(j.phase, sched::PodGroupPhase::kInqueue);
+  EXPECT_EQ(j.network_topology.mode, sched::TopologyMode::kHard);
+  EXPECT_EQ(j.network_topology.highest_tier_allowed, 1);
+  EXPECT_EQ(Rfc3339(j.creation_time), "2026-11-22T09:00:00Z");
+
+  auto q = Decode<api::Queue>(R"({"metadata": {"name": "q"}, "spec": {"capability": {"cpu": "10"}, "reclaimable": false}})");
+  sched::QueueInfo qi = ToQueueInfo(q, &reg);
+  EXPECT_EQ(qi.weight, 1) << "weight 0/unset counts as 1";
+  EXPECT_EQ(qi.capability.Get(sched::kCpu), 10000);
+  EXPECT_EQ(qi.capability.Get(sched::kMemory), sched::kUnlimited) << "unnamed dimensions stay unlimited";
+  EXPECT_FALSE(qi.reclaimable);
+
+  auto hn = Decode<api::HyperNode>(R"({"metadata": {"name": "leaf0"}, "spec": {"tier": 1, "members": [
+      {"type": "Node", "selector": {"exactMatch": {"name": "n1"}}},
+      {"type": "Node", "selector": {"regexMatch": {"pattern": "gpu-[0-3]"}}},
+      {"type": "Node", "selector": {"labelMatch": {"matchLabels": {"tephra.io/leaf": "leaf-0"}}}}]}})");
+  sched::HyperNodeInfo h = ToHyperNodeInfo(hn);
+  ASSERT_EQ(h.members.size(), 3u);
+  EXPECT_EQ(h.members[0].kind, sched::MemberSelectorKind::kExact);
+  EXPECT_EQ(h.members[1].kind, sched::MemberSelectorKind::kRegex);
+  EXPECT_EQ(h.members[1].name_or_pattern, "gpu-[0-3]");
+  EXPECT_EQ(h.members[2].kind, sched::MemberSelectorKind::kLabel);
+  EXPECT_TRUE(h.members[2].label_selector.Matches({{"tephra.io/leaf", "leaf-0"}}));
+  EXPECT_FALSE(h.members[2].label_selector.Matches({{"tephra.io/leaf", "leaf-1"}}));
+}
+
+TEST(ConvertTest, ResourceRoundTripForQueueStatus) {
+  sched::ResourceRegistry reg;
+  api::ResourceList in = {{"cpu", core::Quantity::MustParse("1500m")},
+                          {"memory", core::Quantity::MustParse("3Gi")},
+                          {"nvidia.com/gpu", core::Quantity::MustParse("4")}};
+  sched::Resource r = ToResource(in, &reg);
+  api::ResourceList out = FromResource(r, reg);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out.at("cpu").MilliValue(), 1500);
+  EXPECT_EQ(out.at("memory").Value(), 3LL << 30);
+  EXPECT_EQ(out.at("nvidia.com/gpu").Value(), 4);
+}
+
+TEST(ConvertTest, ApplyPodGroupStatusOnlyReportsRealChanges) {
+  api::PodGroupStatus st;
+  st.phase = "Pending";
+  sched::PodGroupStatusUpdate u;
+  u.phase = sched::PodGroupPhase::kInqueue;
+  u.conditions = {{"Unschedulable", "True", "NotEnoughResources", "3/4 tasks in gang unschedulable", {}}};
+  EXPECT_TRUE(ApplyPodGroupStatus(u, "2026-11-22T09:00:00Z", &st));
+  EXPECT_EQ(st.phase, "Inqueue");
+  ASSERT_EQ(st.conditions.size(), 1u);
+  EXPECT_EQ(st.conditions[0].last_transition_time, "2026-11-22T09:00:00Z");
+  EXPECT_FALSE(ApplyPodGroupStatus(u, "2026-11-22T09:00:05Z", &st)) << "same decision: no write";
+  u.phase = sched::PodGroupPhase::kRunning;
+  u.running = 4;
+  u.conditions = {{"Scheduled", "True", "", "tasks in gang are ready to be scheduled", {}}};
+  EXPECT_TRUE(ApplyPodGroupStatus(u, "2026-11-22T09:00:10Z", &st));
+  EXPECT_EQ(st.running, 4);
+  ASSERT_EQ(st.conditions.size(), 2u) << "conditions are merged by type";
+  EXPECT_EQ(st.conditions[1].type, "Scheduled");
+}
+
+}  // namespace
+}  // namespace tephra::scheduler
