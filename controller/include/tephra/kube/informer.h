@@ -1,6 +1,8 @@
 // Informers: a list+watch reflector feeding a thread-safe, indexed cache of typed objects, with event handlers.
 //
-//   auto pods = std::make_shared<kube::Informer<api::Pod>>(client, kube::InformerOptions{.drop_unknown_fields = true});
+//   kube::InformerOptions opts;
+//   opts.drop_unknown_fields = true;  // a read-only cache: ~6.5 KB per pod instead of ~8.3 KB (bench/RESULTS.md)
+//   auto pods = std::make_shared<kube::Informer<api::Pod>>(client, opts);
 //   pods->AddIndexer(kube::kIndexOwnerUid, kube::OwnerUidIndexer<api::Pod>());
 //   pods->AddEventHandler({.on_add = ..., .on_update = ..., .on_delete = ...});
 //   pods->Start();
