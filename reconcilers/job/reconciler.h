@@ -1,0 +1,106 @@
+// The vcjob executor: implements kube::Reconciler for keys "namespace/name" of batch.volcano.sh Jobs.
+//
+// Reconcile(key): read the job, its pods (owner-UID index), its PodGroup and plugin objects from the
+// informer caches (plugin objects, PVCs, queue and priority classes by GET when no informer is given, so the
+// controller needs no cluster-wide watch on Secrets), run Plan(), execute the Actions with kube::Client:
+//   1. job spec/metadata update, then the status PUT (resourceVersion precondition; 409 -> re-read the job
+//      from the API server and plan again, up to 5 times);
+//   2. victims: JSON-patch `volcano.sh/controller-out-of-sync: "true"` (a failed patch keeps the pod), then
+//      delete; PodGroup and plugin-object deletes;
+//   3. PVCs, PodGroup, plugin objects; pods created in parallel (AlreadyExists with our owner UID = success);
+//   4. job delete (TTL, Foreground), Events, requeue-after.
+// Errors are retriable (rate-limited requeue by the Controller); when the Controller reports that a key
+// reached --max-requeue-num, OnMaxRequeues() turns the next reconcile into TerminateJob. A job whose pods
+// the API server rejects gets a `FailedCreate` Event and status.state reason/message saying why, and only
+// its own key backs off.
+//
+// Thread-safety: Reconcile may run on several workers for different keys (the work queue never hands one
+// key to two workers); the per-job memory is guarded by a mutex.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "plan.h"
+#include "tephra/api/batch.h"
+#include "tephra/api/core_v1.h"
+#include "tephra/api/scheduling.h"
+#include "tephra/core/clock.h"
+#include "tephra/kube/client.h"
+#include "tephra/kube/controller.h"
+#include "tephra/kube/events.h"
+#include "tephra/kube/informer.h"
+#include "tephra/kube/keygen.h"
+
+namespace tephra::reconcilers::job {
+
+struct JobReconcilerOptions {
+  kube::ClientPtr client;  // required
+  // Required informers. The pod informer needs kube::kIndexOwnerUid (AddIndexers()).
+  kube::Informer<api::Job>* jobs = nullptr;
+  kube::Informer<api::Pod>* pods = nullptr;
+  kube::Informer<api::PodGroup>* pod_groups = nullptr;
+  // Optional informers; when null the executor GETs the few objects it needs.
+  kube::Informer<api::Queue>* queues = nullptr;
+  kube::Informer<api::PriorityClass>* priority_classes = nullptr;
+  kube::Informer<api::ConfigMap>* config_maps = nullptr;
+  kube::Informer<api::Service>* services = nullptr;
+  kube::Informer<api::PersistentVolumeClaim>* pvcs = nullptr;
+  kube::EventRecorder* recorder = nullptr;       // optional
+  kube::KeyGeneratorPtr key_generator;           // required when jobs use the ssh plugin
+  const core::Clock* clock = nullptr;            // nullptr = RealClock
+  int pod_create_parallelism = 8;
+  int conflict_retries = 5;
+};
+
+class JobReconciler final : public kube::Reconciler {
+ public:
+  explicit JobReconciler(JobReconcilerOptions opts);
+
+  kube::ReconcileResult Reconcile(const std::string& key) override;
+
+  // Queues a one-shot request (from a Command) for the job `key`; the caller enqueues the key. The request is
+  // consumed by the next reconcile whose status write succeeds (at most once, like Volcano, which deletes
+  // the Command before acting on it).
+  void Submit(const std::string& key, Request request);
+
+  // For ControllerOptions::on_max_requeues: the job is terminated on its next reconcile.
+  void OnMaxRequeues(const std::string& key, const core::Status& last_error);
+
+  // Adds the indexes Reconcile relies on. Call before the informers start.
+  static void AddIndexers(kube::Informer<api::Pod>& pods);
+  // Wires informer events to the controller: jobs by key; pods and PodGroups by their controlling Job.
+  void RegisterHandlers(kube::Controller& controller);
+
+  // Test hooks.
+  size_t HandledPodsForTest(const std::string& key) const;
+
+ private:
+  struct Memory {
+    std::string job_uid;
+    std::set<std::string> handled_pod_uids;  // patched or deleted by us, not yet gone from the cache
+    std::optional<Request> request;
+  };
+
+  core::StatusOr<Observed> Observe(const api::Job& job, const std::string& key);
+  // Executes everything; returns the first error (others are logged/evented).
+  core::Status Execute(const std::string& key, const Observed& obs, const Actions& a, bool* status_conflict);
+  core::Status CreatePods(const api::Job& job, const std::vector<api::Pod>& pods);
+  void RecordEvent(const api::Job& job, const std::string& type, const std::string& reason,
+                   const std::string& message);
+  template <typename T>
+  core::StatusOr<std::optional<T>> Lookup(kube::Informer<T>* informer, const std::string& ns,
+                                          const std::string& name);
+
+  JobReconcilerOptions opts_;
+  const core::Clock& clock_;
+  mutable std::mutex mu_;
+  std::map<std::string, Memory> memory_;
+  kube::Controller* controller_ = nullptr;  // set by RegisterHandlers; not owned
+};
+
+}  // namespace tephra::reconcilers::job

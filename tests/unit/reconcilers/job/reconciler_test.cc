@@ -1,0 +1,228 @@
+// The executor against the in-memory fake API server: writes, ordering, 409 redo, AlreadyExists with our
+// owner, rejected pods, restart marking, max-requeue termination. Informer caches are filled by hand from
+// the fake server (Replace), so tests control exactly how stale the cache is.
+#include <gtest/gtest.h>
+
+#include "reconciler.h"
+#include "test_util.h"
+#include "testing/fake_client.h"
+
+namespace tephra::reconcilers::job {
+namespace {
+
+using namespace tephra::reconcilers::job::testing;  // NOLINT
+using kube::testing::FakeClient;
+
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  ReconcilerTest()
+      : clock_(Time(kNow)),
+        client_(std::make_shared<FakeClient>(&clock_)),
+        jobs_(client_),
+        pods_(client_),
+        pgs_(client_) {
+    JobReconciler::AddIndexers(pods_);
+    JobReconcilerOptions o;
+    o.client = client_;
+    o.jobs = &jobs_;
+    o.pods = &pods_;
+    o.pod_groups = &pgs_;
+    o.key_generator = std::make_shared<FakeKeyGenerator>();
+    o.clock = &clock_;
+    rec_ = std::make_unique<JobReconciler>(o);
+  }
+
+  // Copies the fake server's state into the caches (what a caught-up informer would hold).
+  void Refresh() {
+    auto fill = [&](auto& informer, const api::ResourceInfo& r) {
+      auto l = client_->List(r, "", {});
+      ASSERT_TRUE(l.ok()) << l.status();
+      informer.Replace(std::move(l.value().items));
+    };
+    fill(jobs_, api::Job::Resource());
+    fill(pods_, api::Pod::Resource());
+    fill(pgs_, api::PodGroup::Resource());
+  }
+
+  api::Job ApiJob() { return kube::GetAs<api::Job>(*client_, "ns", "j").value(); }
+  std::vector<api::Pod> ApiPods() {
+    std::vector<api::Pod> out;
+    auto list = client_->List(api::Pod::Resource(), "ns", {});
+    if (!list.ok()) return out;
+    for (const auto& j : list.value().items) out.push_back(api::FromJson<api::Pod>(j).value());
+    return out;
+  }
+  void SetPodGroupPhase(const std::string& phase) {
+    auto list = client_->List(api::PodGroup::Resource(), "ns", {});
+    ASSERT_TRUE(list.ok() && !list.value().items.empty());
+    api::json pg = list.value().items[0];
+    pg["status"]["phase"] = phase;
+    // The fake serves a status subresource for every kind; the real PodGroup CRD has none.
+    ASSERT_TRUE(client_->Update(api::PodGroup::Resource(), "ns", pg, "status").ok());
+  }
+  void SetPodPhase(const std::string& name, const std::string& phase) {
+    api::json p = client_->Get(api::Pod::Resource(), "ns", name).value();
+    p["status"]["phase"] = phase;
+    ASSERT_TRUE(client_->Update(api::Pod::Resource(), "ns", p, "status").ok());
+  }
+  void CreateJob(api::Job job) {
+    job.metadata.uid.clear();
+    job.metadata.resource_version.clear();
+    ASSERT_TRUE(client_->Create(api::Job::Resource(), "ns", api::ToJson(job)).ok());
+    Refresh();
+  }
+  // Reconciles until the job has pods in `phase` (the scheduler/kubelet parts done by the test).
+  void RunToPods(const std::string& phase) {
+    ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+    SetPodGroupPhase("Inqueue");
+    Refresh();
+    ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+    for (const auto& p : ApiPods()) SetPodPhase(p.metadata.name, phase);
+    Refresh();
+    ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+    Refresh();
+  }
+
+  core::FakeClock clock_;
+  std::shared_ptr<FakeClient> client_;
+  kube::Informer<api::Job> jobs_;
+  kube::Informer<api::Pod> pods_;
+  kube::Informer<api::PodGroup> pgs_;
+  std::unique_ptr<JobReconciler> rec_;
+};
+
+TEST_F(ReconcilerTest, MissingJobIsSuccess) { EXPECT_TRUE(rec_->Reconcile("ns/nope").status.ok()); }
+
+TEST_F(ReconcilerTest, CreatesPodGroupThenPodsAfterAdmission) {
+  CreateJob(MakeJob("j", {Task("worker", 2)}));
+  auto r = rec_->Reconcile("ns/j");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ApiJob().status.state.phase, "Pending");
+  auto pg_list = client_->List(api::PodGroup::Resource(), "ns", {});
+  ASSERT_TRUE(pg_list.ok());
+  const auto& pgs = pg_list.value().items;
+  ASSERT_EQ(pgs.size(), 1u);
+  EXPECT_EQ(pgs[0]["metadata"]["name"], "j-" + ApiJob().metadata.uid);
+  EXPECT_TRUE(ApiPods().empty());
+  SetPodGroupPhase("Inqueue");
+  Refresh();
+  r = rec_->Reconcile("ns/j");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  auto pods = ApiPods();
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(pods[0].metadata.ControllerRef()->uid, ApiJob().metadata.uid);
+}
+
+TEST_F(ReconcilerTest, AlreadyExistsWithOurOwnerIsSuccess) {
+  CreateJob(MakeJob("j", {Task("worker", 2)}));
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  SetPodGroupPhase("Inqueue");
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  // The pod cache is stale (empty): the same creates are attempted again and must count as success.
+  pods_.Replace({});
+  auto r = rec_->Reconcile("ns/j");
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ApiPods().size(), 2u);
+}
+
+TEST_F(ReconcilerTest, StatusConflictIsRedoneFromAFreshRead) {
+  CreateJob(MakeJob("j", {Task("worker", 1)}));
+  int conflicts = 0;
+  client_->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "update" && a.subresource == "status" && conflicts++ == 0)
+      return core::AbortedError("the object has been modified").WithHttp(409, "Conflict");
+    return std::nullopt;
+  });
+  auto r = rec_->Reconcile("ns/j");
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(conflicts, 2);
+  EXPECT_EQ(ApiJob().status.state.phase, "Pending");
+}
+
+TEST_F(ReconcilerTest, RejectedPodsGiveEventReasonAndRetriableError) {
+  CreateJob(MakeJob("j", {Task("worker", 1)}));
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  SetPodGroupPhase("Inqueue");
+  Refresh();
+  client_->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "create" && a.resource == "pods")
+      return core::InvalidArgumentError("Pod \"j-worker-0\" is invalid: spec.containers[0].image: Required value")
+          .WithHttp(422, "Invalid");
+    return std::nullopt;
+  });
+  auto r = rec_->Reconcile("ns/j");
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_FALSE(r.terminal);  // retried with backoff; after --max-requeue-num the job is terminated
+  EXPECT_EQ(ApiJob().status.state.reason, "FailedCreatePod");
+  EXPECT_NE(ApiJob().status.state.message.find("Required value"), std::string::npos);
+  client_->SetFailureInjector(nullptr);
+  Refresh();
+  r = rec_->Reconcile("ns/j");
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ApiJob().status.state.reason, "");
+}
+
+TEST_F(ReconcilerTest, RestartMarksThenDeletesAndNeverDoubleCounts) {
+  api::Job job = MakeJob("j", {Task("worker", 2)});
+  job.spec.tasks[0].policies = {Policy("PodFailed", "RestartPod")};
+  CreateJob(job);
+  RunToPods("Running");
+  ASSERT_EQ(ApiJob().status.state.phase, "Running");
+  SetPodPhase("j-worker-1", "Failed");
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  EXPECT_EQ(ApiJob().status.retry_count, 1);
+  EXPECT_EQ(ApiJob().status.state.phase, "Restarting");
+  // The patch came before the delete.
+  std::vector<std::string> verbs;
+  for (const auto& a : client_->Actions())
+    if (a.resource == "pods" && a.name == "j-worker-1" && (a.verb == "patch" || a.verb == "delete")) verbs.push_back(a.verb);
+  EXPECT_EQ(verbs, (std::vector<std::string>{"patch", "delete"}));
+  EXPECT_EQ(ApiPods().size(), 1u);
+  // Stale pod cache (the failed pod still looks alive and unmarked), fresh job cache: no second retry.
+  auto jobs = client_->List(api::Job::Resource(), "", {});
+  ASSERT_TRUE(jobs.ok());
+  jobs_.Replace(std::move(jobs.value().items));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  EXPECT_EQ(ApiJob().status.retry_count, 1);
+  EXPECT_EQ(ApiJob().status.state.phase, "Restarting");
+  EXPECT_EQ(rec_->HandledPodsForTest("ns/j"), 1u);
+  // Caught up: Restarting -> Pending -> the pod is recreated, still one retry.
+  for (int i = 0; i < 3; ++i) {
+    Refresh();
+    ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  }
+  EXPECT_EQ(ApiPods().size(), 2u);
+  EXPECT_EQ(ApiJob().status.retry_count, 1);
+  EXPECT_EQ(rec_->HandledPodsForTest("ns/j"), 0u);
+}
+
+TEST_F(ReconcilerTest, MaxRequeuesTerminatesTheJob) {
+  CreateJob(MakeJob("j", {Task("worker", 1)}));
+  RunToPods("Running");
+  rec_->OnMaxRequeues("ns/j", core::UnavailableError("apiserver down"));
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  EXPECT_EQ(ApiJob().status.state.phase, "Terminating");
+  EXPECT_TRUE(ApiPods().empty());
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  EXPECT_EQ(ApiJob().status.state.phase, "Terminated");
+}
+
+TEST_F(ReconcilerTest, TtlDeletesTheFinishedJob) {
+  api::Job job = MakeJob("j", {Task("worker", 1)});
+  job.spec.ttl_seconds_after_finished = 30;
+  CreateJob(job);
+  RunToPods("Succeeded");
+  auto r = rec_->Reconcile("ns/j");  // Running -> Completed
+  ASSERT_EQ(ApiJob().status.state.phase, "Completed");
+  ASSERT_TRUE(r.requeue_after);
+  EXPECT_EQ(*r.requeue_after, std::chrono::seconds(30));
+  clock_.Advance(std::chrono::seconds(30));
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  EXPECT_TRUE(core::IsNotFound(client_->Get(api::Job::Resource(), "ns", "j").status()));
+}
+
+}  // namespace
+}  // namespace tephra::reconcilers::job
