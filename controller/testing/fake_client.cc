@@ -151,11 +151,6 @@ std::optional<Status> FakeClient::Inject(const Action& a) {
   return std::nullopt;
 }
 
-void FakeClient::Record(Action a) {
-  std::lock_guard<std::mutex> l(mu_);
-  actions_.push_back(std::move(a));
-}
-
 std::vector<Action> FakeClient::Actions() const {
   std::lock_guard<std::mutex> l(mu_);
   return actions_;

@@ -91,7 +91,6 @@ class FakeClient final : public Client {
   using ObjKey = std::tuple<std::string, std::string, std::string>;  // resource, ns, name
 
   std::optional<Status> Inject(const Action& a);
-  void Record(Action a);
   json CreateLocked(const std::string& res, const ResourceInfo& r, const std::string& ns, json obj);
   void EmitLocked(const std::string& res, const std::string& ns, WatchEvent::Type t, const json& obj);
   Status DeleteLocked(const std::string& res, const std::string& sns, const std::string& name,

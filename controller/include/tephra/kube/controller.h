@@ -124,6 +124,7 @@ std::optional<std::string> ControllerOwnerKey(const api::json& obj, std::string_
                                               std::string_view owner_group = "");
 
 // Informer wiring. Handlers only enqueue keys (they run on the informer's thread and must stay short).
+// They keep a reference to the controller: stop the informer before destroying the controller.
 
 // Every add/update/delete of the controller's own kind enqueues the object's key. Every change is enqueued
 // (resyncs included): reconcilers are level-based and the queue coalesces bursts.
