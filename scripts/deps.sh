@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(
   # build
-  cmake g++ make pkg-config git
+  cmake g++ make pkg-config git ccache
   # libraries (each behind one adapter, see docs/ARCHITECTURE.md)
   libcpprest-dev libssl-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libboost-system-dev libboost-dev zlib1g-dev
