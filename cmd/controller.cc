@@ -1,11 +1,60 @@
+// `tephra controller`: the Volcano-compatible controller-manager (reconcilers/manager/, docs/controllers.md).
 #include "common.h"
+#include "manager/manager.h"
 
 namespace tephra::cmd {
+
 void RegisterController(CLI::App& root, int* exit_code) {
-  auto* app = root.add_subcommand("controller", "controller role");
-  auto* flags = new CommonFlags();  // lives for the process
+  auto* app = root.add_subcommand("controller", "Volcano-compatible controller-manager (vcjob, queue, podgroup, "
+                                                "command, jobflow controllers)");
+  auto* flags = new CommonFlags();                         // lives for the process
+  auto* o = new reconcilers::manager::ManagerOptions();    // lives for the process
+  auto* names = new std::vector<std::string>();
+  auto* controllers = new std::vector<std::string>();
+  auto* listen = new std::string();
+  auto* healthz = new std::string();
   AddCommonFlags(app, flags);
-  app->allow_extras();
-  app->callback([exit_code] { *exit_code = NotImplemented("controller", "issue #5 (job/podgroup/queue/jobflow controllers)"); });
+  app->add_option("--scheduler-name", *names,
+                  "Pods with one of these spec.schedulerName get a PodGroup (repeatable; default volcano)");
+  app->add_option("--max-requeue-num", o->max_requeue_num,
+                  "Failed reconciles of a job before it is terminated (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--worker-threads", o->worker_threads, "Concurrent job reconciles")->check(CLI::PositiveNumber);
+  app->add_option("--worker-threads-for-podgroup", o->worker_threads_for_podgroup,
+                  "Concurrent PodGroup (plain pod) reconciles")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--worker-threads-for-queue", o->worker_threads_for_queue, "Concurrent queue reconciles")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--worker-threads-for-jobflow", o->worker_threads_for_jobflow,
+                  "Concurrent JobFlow/JobTemplate reconciles")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--controllers", *controllers,
+                  "Controllers to run: \"*\" for all, \"name\" to enable, \"-name\" to disable (comma-separated or "
+                  "repeated; default *)")
+      ->delimiter(',');
+  app->add_option("--leader-elect", o->leader_elect, "Take the vc-controller-manager Lease before acting")
+      ->default_str("true");
+  app->add_option("--lock-object-namespace", o->lock_object_namespace, "Namespace of the leader-election Lease")
+      ->default_str("volcano-system");
+  app->add_option("--inherit-owner-annotations", o->inherit_owner_annotations,
+                  "PodGroups of plain pods inherit the owner's volcano.sh/ annotations")
+      ->default_str("true");
+  app->add_option("--listen-address", *listen, "host:port for /metrics (Volcano's name; default :8081)");
+  app->add_option("--healthz-address", *healthz, "host:port for /healthz (Volcano's name; default :11251)");
+  app->callback([=] {
+    o->kubeconfig = flags->kubeconfig;
+    o->master = flags->master;
+    o->kube_api_qps = flags->kube_api_qps;
+    o->kube_api_burst = flags->kube_api_burst;
+    o->log_level = flags->log_level;
+    if (!names->empty()) o->scheduler_names = *names;
+    if (!controllers->empty()) o->controllers = *controllers;
+    if (!listen->empty()) o->metrics_address = *listen;
+    if (!flags->metrics_addr.empty()) o->metrics_address = flags->metrics_addr;
+    if (!healthz->empty()) o->health_address = *healthz;
+    if (!flags->health_addr.empty()) o->health_address = flags->health_addr;
+    *exit_code = reconcilers::manager::RunControllerManager(*o);
+  });
 }
+
 }  // namespace tephra::cmd

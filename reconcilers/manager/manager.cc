@@ -1,0 +1,334 @@
+#include "manager/manager.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "job/reconciler.h"
+#include "tephra/api/batch.h"
+#include "tephra/api/core_v1.h"
+#include "tephra/api/scheduling.h"
+#include "tephra/kube/config.h"
+#include "tephra/kube/controller.h"
+#include "tephra/kube/events.h"
+#include "tephra/kube/http_server.h"
+#include "tephra/kube/informer.h"
+#include "tephra/kube/keygen.h"
+#include "tephra/kube/leader_election.h"
+#include "tephra/kube/log.h"
+#include "tephra/kube/metrics.h"
+
+namespace tephra::reconcilers::manager {
+
+// client_factory.cc
+core::StatusOr<kube::ClientPtr> NewManagerClient(const kube::RestConfig& cfg);
+
+namespace {
+
+namespace log = kube::log;
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_signal = 0;
+void OnSignal(int sig) { g_signal = sig; }
+
+// Volcano's Lease name for the controller-manager.
+constexpr const char* kLockName = "vc-controller-manager";
+// source.component of our Events, as Volcano's controllers report it.
+constexpr const char* kEventComponent = "vc-controller-manager";
+
+// Everything that runs while leading. Members are declared in dependency order: informers (factory) are
+// stopped explicitly before the controllers their handlers enqueue into are destroyed.
+class Manager {
+ public:
+  Manager(const ManagerOptions& o, kube::ClientPtr client, std::set<std::string> enabled)
+      : o_(o), client_(std::move(client)), enabled_(std::move(enabled)), factory_(client_) {}
+
+  ~Manager() { Stop(); }
+
+  core::Status Build() {
+    kube::EventRecorderOptions ro;
+    ro.component = kEventComponent;
+    recorder_ = std::make_unique<kube::EventRecorder>(client_, std::move(ro));
+    if (enabled_.count(kJobController)) BuildJob();
+    (void)job_controller_;  // used by the Command controller
+    if (controllers_.empty()) return core::InvalidArgumentError("--controllers: no controller enabled");
+    return core::Status::OK();
+  }
+
+  // Starts informers; returns once synced (true) or when a signal arrived (false).
+  bool StartAndSync() {
+    factory_.StartAll();
+    auto last_log = Clock::now();
+    while (!g_signal) {
+      if (factory_.WaitForSync(Clock::now() + std::chrono::milliseconds(500))) return true;
+      if (Clock::now() - last_log > std::chrono::seconds(10)) {
+        log::Warn("informer caches not synced yet (are the Volcano CRDs installed?)");
+        last_log = Clock::now();
+      }
+    }
+    return false;
+  }
+
+  core::Status StartControllers() {
+    for (auto& c : controllers_) {
+      TEPHRA_RETURN_IF_ERROR(c->Start());
+      log::Info("controller started").Kv("controller", c->name());
+    }
+    return core::Status::OK();
+  }
+
+  void Stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    for (auto& c : controllers_) c->Stop();  // drains in-flight reconciles
+    factory_.StopAll();
+    if (recorder_) recorder_->Shutdown();
+  }
+
+ private:
+  void BuildJob() {
+    auto jobs = factory_.For<api::Job>();
+    auto pods = factory_.For<api::Pod>();
+    auto pgs = factory_.For<api::PodGroup>();
+    auto queues = factory_.For<api::Queue>();
+    auto pcs = factory_.For<api::PriorityClass>();
+    job::JobReconciler::AddIndexers(*pods);
+    job::JobReconcilerOptions jo;
+    jo.client = client_;
+    jo.jobs = jobs.get();
+    jo.pods = pods.get();
+    jo.pod_groups = pgs.get();
+    jo.queues = queues.get();
+    jo.priority_classes = pcs.get();
+    jo.recorder = recorder_.get();
+    jo.key_generator = kube::NewOpenSslKeyGenerator();
+    job_ = std::make_unique<job::JobReconciler>(std::move(jo));
+    kube::ControllerOptions co;
+    co.name = kJobController;
+    co.workers = o_.worker_threads;
+    co.max_requeues = o_.max_requeue_num;
+    job::JobReconciler* rec = job_.get();
+    co.on_max_requeues = [rec](const std::string& key, const core::Status& s) { rec->OnMaxRequeues(key, s); };
+    auto c = std::make_unique<kube::Controller>(std::move(co), job_.get());
+    job_->RegisterHandlers(*c);
+    job_controller_ = c.get();
+    controllers_.push_back(std::move(c));
+  }
+
+  const ManagerOptions& o_;
+  kube::ClientPtr client_;
+  std::set<std::string> enabled_;
+  std::unique_ptr<kube::EventRecorder> recorder_;
+  std::unique_ptr<job::JobReconciler> job_;
+  kube::Controller* job_controller_ = nullptr;
+  std::vector<std::unique_ptr<kube::Controller>> controllers_;
+  // Last: destroyed first, so no informer thread outlives the controllers it enqueues into.
+  kube::SharedInformerFactory factory_;
+  bool stopped_ = false;
+};
+
+bool AddressOn(const std::string& a) { return !a.empty() && a != "0"; }
+
+// The Lease lives in --lock-object-namespace, which a fresh cluster may not have yet (Volcano's Helm chart
+// creates volcano-system). Creating it is best effort: without the right, leader election reports the error.
+void EnsureNamespace(kube::Client& client, const std::string& ns) {
+  if (client.Raw("GET", "/api/v1/namespaces/" + ns, nullptr).ok()) return;
+  api::json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
+  auto r = client.Raw("POST", "/api/v1/namespaces", &body);
+  if (!r.ok() && !core::IsAlreadyExists(r.status()))
+    log::Warn("cannot create the leader-election namespace").Kv("namespace", ns).Kv("error", r.status());
+}
+
+}  // namespace
+
+const std::vector<std::string>& KnownControllers() {
+  static const std::vector<std::string> k = {kJobController};
+  return k;
+}
+
+core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::string>& spec) {
+  const auto& known = KnownControllers();
+  auto is_known = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
+  std::set<std::string> on, off;
+  bool all = false;
+  for (std::string item : spec) {
+    // Accept both repeated flags and Volcano's comma-separated form.
+    size_t start = 0;
+    while (start <= item.size()) {
+      size_t comma = item.find(',', start);
+      std::string n = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? item.size() + 1 : comma + 1;
+      while (!n.empty() && n.front() == ' ') n.erase(n.begin());
+      while (!n.empty() && n.back() == ' ') n.pop_back();
+      if (n.empty()) continue;
+      if (n == "*") {
+        all = true;
+        continue;
+      }
+      bool negate = n.front() == '-';
+      std::string name = negate ? n.substr(1) : n;
+      if (!is_known(name)) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        return core::InvalidArgumentError("--controllers: unknown controller \"" + name + "\" (known: " + list + ")");
+      }
+      (negate ? off : on).insert(name);
+    }
+  }
+  std::set<std::string> out;
+  for (const auto& k : known)
+    if ((all || on.count(k)) && !off.count(k)) out.insert(k);
+  return out;
+}
+
+core::Status ValidateOptions(const ManagerOptions& o) {
+  if (o.scheduler_names.empty()) return core::InvalidArgumentError("--scheduler-name: at least one name is required");
+  for (const auto& n : o.scheduler_names)
+    if (n.empty()) return core::InvalidArgumentError("--scheduler-name: empty name");
+  if (o.max_requeue_num < 0) return core::InvalidArgumentError("--max-requeue-num: must be >= 0");
+  if (o.worker_threads < 1) return core::InvalidArgumentError("--worker-threads: must be >= 1");
+  if (o.worker_threads_for_podgroup < 1) return core::InvalidArgumentError("--worker-threads-for-podgroup: must be >= 1");
+  if (o.worker_threads_for_queue < 1) return core::InvalidArgumentError("--worker-threads-for-queue: must be >= 1");
+  if (o.worker_threads_for_jobflow < 1) return core::InvalidArgumentError("--worker-threads-for-jobflow: must be >= 1");
+  if (o.leader_elect && o.lock_object_namespace.empty())
+    return core::InvalidArgumentError("--lock-object-namespace: required with --leader-elect");
+  auto c = ResolveControllers(o.controllers);
+  if (!c.ok()) return c.status();
+  if (c->empty()) return core::InvalidArgumentError("--controllers: every controller is disabled");
+  return core::Status::OK();
+}
+
+int RunControllerManager(const ManagerOptions& o) {
+  if (auto s = log::Init(o.log_level, log::Format::kLogfmt, "controller"); !s.ok()) {
+    std::fprintf(stderr, "tephra controller: %s\n", s.ToString().c_str());
+    return 2;
+  }
+  if (auto s = ValidateOptions(o); !s.ok()) {
+    std::fprintf(stderr, "tephra controller: %s\n", s.ToString().c_str());
+    return 2;
+  }
+  auto enabled = *ResolveControllers(o.controllers);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+
+  auto rc = kube::LoadConfig(o.kubeconfig, o.master);
+  if (!rc.ok()) {
+    log::Error("cannot load kubeconfig").Kv("error", rc.status());
+    return 2;
+  }
+  rc->qps = o.kube_api_qps;
+  rc->burst = o.kube_api_burst;
+  rc->user_agent = "tephra-controller";
+  auto client_or = NewManagerClient(*rc);
+  if (!client_or.ok()) {
+    log::Error("cannot create API client").Kv("error", client_or.status());
+    return 2;
+  }
+  kube::ClientPtr client = *client_or;
+  auto& reg = kube::metrics::Registry::Default();
+  auto* leader_gauge = reg.AddGauge("tephra_controller_is_leader", "1 while this replica holds the controller-manager lease").With({});
+
+  // ---- health and metrics (served before leadership, so standbys answer probes too)
+  std::atomic<bool> synced{false}, leading{false}, lost{false};
+  std::vector<kube::ReadinessCheck> checks = {{"informers-synced", [&] { return synced.load(); }},
+                                              {"leadership", [&] { return !lost.load(); }}};
+  kube::HttpServer metrics_srv, health_srv;
+  if (AddressOn(o.metrics_address)) {
+    kube::InstallStandardEndpoints(metrics_srv, reg, checks);
+    if (auto s = metrics_srv.Start(o.metrics_address); !s.ok()) {
+      log::Error("cannot serve metrics").Kv("address", o.metrics_address).Kv("error", s);
+      return 2;
+    }
+  }
+  if (AddressOn(o.health_address) && o.health_address != o.metrics_address) {
+    kube::InstallStandardEndpoints(health_srv, reg, checks);
+    if (auto s = health_srv.Start(o.health_address); !s.ok()) {
+      log::Error("cannot serve health").Kv("address", o.health_address).Kv("error", s);
+      return 2;
+    }
+  }
+
+  // ---- leader election
+  std::unique_ptr<kube::LeaderElector> elector;
+  std::thread elector_thread;
+  auto stop_elector = [&] {
+    if (!elector) return;
+    elector->Stop();  // releases the lease when leading
+    if (elector_thread.joinable()) elector_thread.join();
+  };
+  if (o.leader_elect) {
+    EnsureNamespace(*client, o.lock_object_namespace);
+    kube::LeaderElectionConfig lc;
+    lc.lock_namespace = o.lock_object_namespace;
+    lc.lock_name = kLockName;
+    lc.on_started_leading = [&] {
+      leading = true;
+      leader_gauge->Set(1);
+    };
+    lc.on_stopped_leading = [&] {
+      if (leading) lost = true;
+      leader_gauge->Set(0);
+    };
+    auto el = kube::LeaderElector::Create(client, lc);
+    if (!el.ok()) {
+      log::Error("leader election").Kv("error", el.status());
+      return 2;
+    }
+    elector = std::move(*el);
+    elector_thread = std::thread([&] { elector->Run(); });
+    log::Info("waiting for leadership")
+        .Kv("lease", lc.lock_namespace + "/" + lc.lock_name)
+        .Kv("identity", elector->identity());
+    while (!leading && !g_signal) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!leading) {
+      stop_elector();
+      return 0;
+    }
+  } else {
+    leading = true;
+    leader_gauge->Set(1);
+  }
+
+  // ---- controllers
+  int exit_code = 0;
+  {
+    Manager m(o, client, enabled);
+    if (auto s = m.Build(); !s.ok()) {
+      log::Error("cannot build controllers").Kv("error", s);
+      stop_elector();
+      return 2;
+    }
+    std::string names;
+    for (const auto& n : enabled) names += (names.empty() ? "" : ",") + n;
+    log::Info("waiting for informer caches").Kv("controllers", names);
+    if (m.StartAndSync()) {
+      synced = true;
+      if (auto s = m.StartControllers(); !s.ok()) {
+        log::Error("cannot start controllers").Kv("error", s);
+        exit_code = 2;
+      } else {
+        log::Info("controller-manager running").Kv("controllers", names);
+        while (!g_signal && !lost) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    if (lost) {
+      // Another replica may take over once the lease expires: stop (in-flight reconciles finish, no new
+      // key is taken) and exit, like client-go controllers.
+      log::Error("leader election lost; exiting");
+      exit_code = 1;
+    } else if (g_signal) {
+      log::Info("shutting down").Kv("signal", static_cast<int>(g_signal));
+    }
+    m.Stop();
+  }
+  stop_elector();
+  metrics_srv.Stop();
+  health_srv.Stop();
+  return exit_code;
+}
+
+}  // namespace tephra::reconcilers::manager
