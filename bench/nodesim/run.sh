@@ -32,7 +32,7 @@ eval "$(bash "$ROOT/tests/e2e/cluster.sh" env "$DIR")"
 
 now() { date +%s.%N; }
 stat_of() {  # stat_of <log> <field>: the field of the last stats line
-  grep 'msg="nodesim stats"' "$1" | tail -1 | sed -n "s/.* $2=\([0-9]*\).*/\1/p"
+  grep 'msg="nodesim stats"' "$1" | tail -1 | sed -n "s/.* $2=\([0-9]*\).*/\1/p" || true
 }
 wait_stat() {  # wait_stat <log> <field> <value> <timeout-s>
   local deadline=$(( $(date +%s) + $4 )) v
