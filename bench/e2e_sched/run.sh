@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Scheduler end-to-end bench, by hand:
+#   TEPHRA_BIN=<build>/bin/tephra NODES=1000 GANGS=8 GANG=128 QPS=50 BURST=100 bash bench/e2e_sched/run.sh
+# Brings up a real control plane (tests/e2e/run-with-cluster.sh), NODES nodesim nodes (32 cpu each), then
+# runs bench.py (tephra scheduler, kube-scheduler v1.20.2, bare binding poster on the same nodes).
+# Results: bench/RESULTS.md, section "scheduler end to end".
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+if [ "${1:-}" != inner ]; then
+  eval "$(bash "$ROOT/tests/e2e/fetch-binaries.sh" 2>/dev/null | grep '^K8S_BIN=')"
+  export K8S_BIN
+  export TEPHRA_E2E_TEST_TIMEOUT=${TEPHRA_E2E_TEST_TIMEOUT:-1500}
+  exec bash "$ROOT/tests/e2e/run-with-cluster.sh" bash "$HERE/run.sh" inner
+fi
+source "$ROOT/tests/e2e/lib/common.sh"
+trap stop_roles EXIT
+"$KUBECTL" apply -f "$ROOT/crds/" >/dev/null
+est() { "$KUBECTL" wait --for condition=Established --timeout 5s crd --all; }
+wait_until "CRDs Established" 60 est || fail "CRDs not Established"
+NODES=${NODES:-1000}
+start_role nodesim "$TEPHRA_E2E_LOG_DIR/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$NODES" --cpu 32 --gpus 0 \
+  || fail "nodesim did not start"
+nready() { [ "$("$KUBECTL" get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -ge "$NODES" ]; }
+wait_until "$NODES nodes Ready" 300 nready || fail "nodes not Ready"
+# Admission taints new nodes not-ready; the node lifecycle controller that lifts it is off in the harness.
+"$KUBECTL" taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+# The scheduler creates the default queue itself; make sure it exists before PodGroups name it.
+"$KUBECTL" create -f - >/dev/null 2>&1 <<'Q' || true
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: default}
+spec: {weight: 1, reclaimable: true}
+Q
+NODES=$NODES python3 "$HERE/bench.py"
