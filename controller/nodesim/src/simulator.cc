@@ -174,7 +174,7 @@ Status Simulator::Start() {
     {
       std::lock_guard l(mu_);
       const NodeState& st = node_state_[nodes_[i].name];
-      now = !st.registered || !(st.faults == NodeFaults{});
+      now = !st.registered || !st.ready_on_server || !(st.faults == NodeFaults{});
     }
     // New or faulted nodes are written at once; adopted healthy ones get their status refreshed spread over
     // up to a minute (their Leases carry liveness meanwhile), so a restart with 5,000 nodes does not put
@@ -243,6 +243,14 @@ void Simulator::ObserveNode(const json& node, bool deleted) {
     } else {
       st.registered = true;
       st.uid = UidOf(node);
+      st.ready_on_server = false;
+      if (auto s = node.find("status"); s != node.end() && s->is_object()) {
+        if (auto c = s->find("conditions"); c != s->end() && c->is_array()) {
+          for (const json& cond : *c) {
+            if (cond.is_object() && cond.value("type", "") == "Ready") st.ready_on_server = cond.value("status", "") == "True";
+          }
+        }
+      }
       NodeFaults f = ReadFaults(node);
       if (!f.problem.empty() && !(f == st.faults)) Warn("bad node fault annotation").Kv("node", name).Kv("problem", f.problem);
       if (!(f == st.faults)) {
@@ -438,14 +446,9 @@ void Simulator::HandlePod(const std::string& key) {
       stats_.pod_status_writes++;
       if (plan.new_phase == "Running") stats_.pods_running++;
       else stats_.pods_finished++;
-      if (plan.new_phase == "Running") {
-        UpsertPod(*r);
-      } else {
-        // Finished pods leave the watch (field selector); forget them now rather than on the event.
-        std::lock_guard l(mu_);
-        auto it = pods_.find(key);
-        if (it != pods_.end() && it->second.view.uid == view.uid) pods_.erase(it);
-      }
+      // Keep the written state (with its resourceVersion) so an older watch event cannot step the pod back;
+      // a finished pod is dropped when the field-selected watch reports it gone.
+      UpsertPod(*r);
       break;
     }
     case PodPlan::Action::kDelete: {

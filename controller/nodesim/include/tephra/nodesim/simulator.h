@@ -78,7 +78,7 @@ class Simulator {
 
   // Nodes known to exist on the server (created or adopted).
   int RegisteredNodes() const;
-  // Pods currently tracked (bound to our nodes, not finished).
+  // Pods currently tracked (bound to our nodes; finished ones until the watch reports them gone).
   size_t TrackedPods() const;
   const SimulatorStats& stats() const { return stats_; }
 
@@ -94,6 +94,7 @@ class Simulator {
     std::string uid;
     bool registered = false;
     bool status_stale = true;  // faults changed or adopted: write status at once
+    bool ready_on_server = false;  // the last observed object had Ready=True
     NodeFaults faults;
     uint32_t next_pod_ip = 0;
   };
