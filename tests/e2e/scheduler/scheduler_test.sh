@@ -34,11 +34,17 @@ k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simula
 # controller that would lift it once Ready is off in this harness (it dislikes simulated heartbeats).
 k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 
+# Volcano's Helm default configuration, given as a file so the reload path is exercised in section 3b.
+CONF=$WORK/volcano-scheduler.conf
+printf '%s\n' 'actions: "enqueue, allocate, backfill"' 'tiers:' '- plugins:' '  - name: priority' '  - name: gang' \
+  '    enablePreemptable: false' '  - name: conformance' '- plugins:' '  - name: overcommit' '  - name: drf' \
+  '    enablePreemptable: false' '  - name: predicates' '  - name: proportion' '  - name: nodeorder' \
+  '  - name: binpack' >"$CONF"
 METRICS_PORT=$(free_port)
 HEALTH_PORT=$(free_port)
 start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
   --listen-address "127.0.0.1:$METRICS_PORT" --health-addr "127.0.0.1:$HEALTH_PORT" \
-  --topology-label-keys tephra.io/leaf,tephra.io/spine --log-level debug || fail "tephra scheduler did not start"
+  --topology-label-keys tephra.io/leaf,tephra.io/spine --log-level debug --scheduler-conf "$CONF" || fail "tephra scheduler did not start"
 wait_until "scheduler /readyz" 60 curl -fsS "http://127.0.0.1:$HEALTH_PORT/readyz" || fail "scheduler never ready"
 
 # ------------------------------------------------------------------------------------------ 1. default queues
@@ -106,6 +112,15 @@ k delete pods -l e2e-group=pg-big --wait=false >/dev/null
 k delete podgroup pg-big >/dev/null
 k delete pods -l e2e-group=pg-small --wait=true --timeout 60s >/dev/null
 
+# ----------------------------------------------------------------- 3b. a bad configuration file is rejected
+metric() { curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" | awk -v m="$1" '$1 == m {print int($2)}'; }
+printf '%s\n' 'actions: "enqueue, allocate, backfill"' 'tiers:' '- plugins:' '  - name: gang' '    enablePreemtable: false' >"$CONF"
+rejected() { [ "$(metric 'tephra_scheduler_conf_reloads_total{result="rejected"}')" = 1 ]; }
+wait_until "bad conf rejected" 30 rejected || fail "bad scheduler conf not rejected"
+grep -q "enablePreemtable: unknown plugin option" "$LOGS/scheduler.log" || fail "rejection log does not name the problem"
+[ "$(metric tephra_scheduler_conf_last_reload_successful)" = 0 ] || fail "conf_last_reload_successful should be 0"
+note "3b. bad conf rejected with the problem named; the last good configuration stays (section 4 schedules with it)"
+
 # ------------------------------------------------------------------------------------ 4. 64-pod gang, one leaf
 # 64 x 2 cpu = 128 cpu = exactly the 4 nodes of one leaf. Nodes sort by name as sim-0, sim-1, sim-10, ... so a
 # placement that ignored the topology would cross leaves.
@@ -127,6 +142,10 @@ done
 bound=$(awk '/^tephra_scheduler_pods_bound_total/ {print int($2)}' "$WORK/metrics")
 [ "${bound:-0}" -ge 68 ] || fail "tephra_scheduler_pods_bound_total=$bound, want >= 68"
 curl -fsS "http://127.0.0.1:$HEALTH_PORT/healthz" >/dev/null || fail "/healthz"
+# A good file again is accepted.
+printf '%s\n' 'actions: "enqueue, allocate"' 'tiers:' '- plugins:' '  - name: gang' '  - name: predicates' >"$CONF"
+accepted() { [ "$(metric 'tephra_scheduler_conf_reloads_total{result="success"}')" = 1 ]; }
+wait_until "good conf accepted" 30 accepted || fail "good scheduler conf not reloaded"
 note "5. metrics present; pods bound = $bound"
 stop_roles
 echo "PASS (queues, gang of 4 enqueued/bound/running, oversize gang binds nothing, 64-pod gang in one leaf, metrics)"
