@@ -14,6 +14,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The kube-controller-manager controllers that work without cloud providers or kubelets. nodelifecycle is left
 # out on purpose: it would taint simulated nodes whose heartbeats it does not like.
+# TaintNodesByCondition is disabled: it puts node.kubernetes.io/not-ready on every new Node, and only the
+# node-lifecycle controller (not run here: simulated nodes have no kubelet) would lift it, so no pod could land
+# on nodesim nodes. nodesim owns the Ready condition itself.
 # pvc-protection/pv-protection remove the finalizer the (default-on) StorageObjectInUseProtection admission
 # plugin puts on every PVC/PV; without them deleting a PVC hangs forever.
 DEFAULT_KCM_CONTROLLERS=garbagecollector,namespace,serviceaccount,serviceaccount-token,clusterrole-aggregation,root-ca-cert-publisher,replicaset,deployment,statefulset,daemonset,job,podgc,resourcequota,disruption,endpoint,endpointslice,pvc-protection,pv-protection
@@ -244,6 +247,7 @@ cmd_up() {
     --service-account-issuer https://kubernetes.default.svc \
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
     --enable-admission-plugins NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultTolerationSeconds,Priority,NodeRestriction,ResourceQuota,MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
+    --disable-admission-plugins TaintNodesByCondition \
     --allow-privileged=true \
     --endpoint-reconciler-type none \
     --audit-policy-file "$DIR/audit-policy.yaml" --audit-log-path "$DIR/logs/audit.log" \
