@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -313,6 +314,144 @@ TEST_F(KubeE2eTest, InformerSurvivesApiserverRestartWithoutLostOrDoubledEvents) 
   EXPECT_EQ(inf.Size(), 15u + 10u);
   // The old connection cannot outlive the old process: the informer must have re-watched.
   EXPECT_GT(inf.stats().watches.load(), watches_before);
+}
+
+
+// Delegates to a real client; while paused, running watches end at their next event (which is dropped, so
+// the informer never sees it) and new watches fail as if the server were unreachable. Everything else passes
+// through. This is how the test makes the informer miss a stretch of history.
+class PausableWatchClient final : public Client {
+ public:
+  explicit PausableWatchClient(ClientPtr inner) : inner_(std::move(inner)) {}
+  void SetPaused(bool p) { paused_ = p; }
+  int64_t refused() const { return refused_.load(); }
+
+  StatusOr<json> Get(const ResourceInfo& r, const std::string& ns, const std::string& name,
+                     const std::string& sub) override {
+    return inner_->Get(r, ns, name, sub);
+  }
+  StatusOr<ObjectList> List(const ResourceInfo& r, const std::string& ns, const ListOptions& o) override {
+    return inner_->List(r, ns, o);
+  }
+  StatusOr<json> Create(const ResourceInfo& r, const std::string& ns, const json& obj, const std::string& sub) override {
+    return inner_->Create(r, ns, obj, sub);
+  }
+  StatusOr<json> Update(const ResourceInfo& r, const std::string& ns, const json& obj, const std::string& sub) override {
+    return inner_->Update(r, ns, obj, sub);
+  }
+  StatusOr<json> Patch(const ResourceInfo& r, const std::string& ns, const std::string& name, PatchType t,
+                       const json& patch, const std::string& sub) override {
+    return inner_->Patch(r, ns, name, t, patch, sub);
+  }
+  Status Delete(const ResourceInfo& r, const std::string& ns, const std::string& name, const DeleteOptions& o) override {
+    return inner_->Delete(r, ns, name, o);
+  }
+  Status Bind(const std::string& ns, const std::string& pod, const std::string& uid, const std::string& node) override {
+    return inner_->Bind(ns, pod, uid, node);
+  }
+  Status Evict(const std::string& ns, const std::string& pod, const DeleteOptions& o) override {
+    return inner_->Evict(ns, pod, o);
+  }
+  Status Watch(const ResourceInfo& r, const std::string& ns, const ListOptions& o,
+               const std::function<bool(WatchEvent&&)>& handler) override {
+    if (paused_) {
+      refused_++;
+      return core::UnavailableError("watch paused by the test");
+    }
+    return inner_->Watch(r, ns, o, [&](WatchEvent&& ev) { return paused_ ? false : handler(std::move(ev)); });
+  }
+  StatusOr<json> Raw(const std::string& method, const std::string& path, const json* body,
+                     const std::string& content_type) override {
+    return inner_->Raw(method, path, body, content_type);
+  }
+
+ private:
+  ClientPtr inner_;
+  std::atomic<bool> paused_{false};
+  std::atomic<int64_t> refused_{0};
+};
+
+// Forces a real 410 "too old resource version": the informer misses creates/updates/deletes, etcd is compacted
+// past its resourceVersion and the apiserver restarted (its new watch cache starts at the current revision),
+// then the informer re-watches from its old RV. It must relist exactly once and converge on the server's list,
+// turning objects that vanished meanwhile into deletes.
+TEST_F(KubeE2eTest, InformerRelistsOnceAfterCompactionAnd410) {
+  const char* etcd = std::getenv("TEPHRA_E2E_ETCD_URL");
+  if (!etcd || !std::getenv("TEPHRA_E2E_DIR")) GTEST_SKIP() << "needs TEPHRA_E2E_ETCD_URL/TEPHRA_E2E_DIR (cluster.sh)";
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(c().Create(kConfigMaps, ns_, Cm("old-" + std::to_string(i), "0")).ok());
+  auto pausable = std::make_shared<PausableWatchClient>(*client_);
+  InformerOptions opts;
+  opts.namespace_ = ns_;
+  opts.label_selector = "kc=1";
+  opts.backoff_initial = std::chrono::milliseconds(200);
+  opts.backoff_max = std::chrono::seconds(1);
+  Informer<ConfigMap> inf(pausable, opts);
+  std::mutex mu;
+  std::map<std::string, std::vector<std::string>> seen;
+  inf.AddEventHandler({[&](const auto& o) {
+                         std::lock_guard l(mu);
+                         seen[o->metadata.name].push_back("add " + o->data.at("v"));
+                       },
+                       [&](const auto&, const auto& b) {
+                         std::lock_guard l(mu);
+                         seen[b->metadata.name].push_back("update " + b->data.at("v"));
+                       },
+                       [&](const auto& o) {
+                         std::lock_guard l(mu);
+                         seen[o->metadata.name].push_back("delete");
+                       }});
+  inf.Start();
+  ASSERT_TRUE(inf.WaitForSync(Clock::now() + std::chrono::seconds(30)));
+  ASSERT_EQ(inf.Size(), 10u);
+  // Pause, then make sure the running watch noticed: a throwaway write ends it (its event is dropped) and the
+  // reflector's next attempts are refused.
+  pausable->SetPaused(true);
+  ASSERT_TRUE(c().Create(kConfigMaps, ns_, Cm("new-0", "0")).ok());
+  ASSERT_TRUE(PollUntil([&] { return pausable->refused() > 0; }, std::chrono::seconds(20)));
+  for (int i = 1; i < 5; ++i) ASSERT_TRUE(c().Create(kConfigMaps, ns_, Cm("new-" + std::to_string(i), "0")).ok());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(c().Patch(kConfigMaps, ns_, "old-" + std::to_string(i), PatchType::kMerge, json{{"data", {{"v", "1"}}}}).ok());
+  std::string last_rv;
+  for (int i = 5; i < 10; ++i) ASSERT_TRUE(c().Delete(kConfigMaps, ns_, "old-" + std::to_string(i)).ok());
+  {
+    auto marker = c().Create(kConfigMaps, ns_, json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "rv-marker"}}}});
+    ASSERT_TRUE(marker.ok()) << marker.status();
+    last_rv = (*marker)["metadata"]["resourceVersion"].get<std::string>();  // an etcd revision
+  }
+  {
+    const std::string cmd = "ETCDCTL_API=3 etcdctl --endpoints='" + std::string(etcd) + "' compact " + last_rv;
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  EXPECT_EQ(inf.stats().lists.load(), 1);
+  EXPECT_EQ(inf.stats().relists_after_410.load(), 0);
+  ASSERT_TRUE(RestartApiserver(std::chrono::seconds(0)));
+  ASSERT_TRUE(PollUntil([&] { return c().Get(kNamespaces, "", ns_).ok(); }, std::chrono::seconds(90)));
+  pausable->SetPaused(false);
+
+  ASSERT_TRUE(PollUntil([&] { return inf.stats().relists_after_410.load() >= 1 && inf.Size() == 10u; },
+                        std::chrono::seconds(60)))
+      << "relists_after_410=" << inf.stats().relists_after_410.load() << " size=" << inf.Size();
+  // Convergence: the cache equals a quorum list from the server (names and resourceVersions).
+  ListOptions lo;
+  lo.label_selector = "kc=1";
+  auto server = ListAll(c(), kConfigMaps, ns_, lo);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::map<std::string, std::string> want, got;
+  for (const auto& i : server->items)
+    want[i["metadata"]["name"].get<std::string>()] = i["metadata"]["resourceVersion"].get<std::string>();
+  for (const auto& o : inf.List()) got[o->metadata.name] = o->metadata.resource_version;
+  EXPECT_EQ(got, want);
+  std::cout << "lists=" << inf.stats().lists.load() << " relists_after_410=" << inf.stats().relists_after_410.load()
+            << " watches=" << inf.stats().watches.load() << " watch_errors=" << inf.stats().watch_errors.load()
+            << " refused_while_paused=" << pausable->refused() << "\n";
+  EXPECT_EQ(inf.stats().relists_after_410.load(), 1);
+  EXPECT_EQ(inf.stats().lists.load(), 2) << "the initial list and exactly one relist";
+  std::lock_guard l(mu);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(seen["old-" + std::to_string(i)], (std::vector<std::string>{"add 0", "update 1"})) << i;
+  for (int i = 3; i < 5; ++i) EXPECT_EQ(seen["old-" + std::to_string(i)], std::vector<std::string>{"add 0"}) << i;
+  for (int i = 5; i < 10; ++i) EXPECT_EQ(seen["old-" + std::to_string(i)], (std::vector<std::string>{"add 0", "delete"})) << i;
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(seen["new-" + std::to_string(i)], std::vector<std::string>{"add 0"}) << i;
+  EXPECT_EQ(seen.count("rv-marker"), 0u) << "unlabelled: outside the informer's selector";
 }
 
 }  // namespace
