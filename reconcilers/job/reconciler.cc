@@ -105,8 +105,9 @@ core::StatusOr<Observed> JobReconciler::Observe(const api::Job& job, const std::
   for (const std::string& n : {job.metadata.name + "-" + job.metadata.uid, job.metadata.name}) {
     auto pg = opts_.pod_groups->Get(ns, n);
     if (!pg) continue;
+    // The uid-suffixed name is ours by construction; the legacy name only when the job controls it.
     const api::OwnerReference* ref = pg->metadata.ControllerRef();
-    if (ref && ref->uid != job.metadata.uid) continue;
+    if (n == job.metadata.name && (!ref || ref->uid != job.metadata.uid)) continue;
     obs.pod_group = *pg;
     break;
   }

@@ -25,5 +25,6 @@ JobPluginPtr NewPytorchPlugin(const std::vector<std::string>& args, std::vector<
 JobPluginPtr NewMpiPlugin(const std::vector<std::string>& args, std::vector<std::string>* log);
 JobPluginPtr NewTensorflowPlugin(const std::vector<std::string>& args, std::vector<std::string>* log);
 JobPluginPtr NewHcclRankPlugin(const std::vector<std::string>& args, std::vector<std::string>* log);
+JobPluginPtr NewRayPlugin(const std::vector<std::string>& args, std::vector<std::string>* log);
 
 }  // namespace tephra::reconcilers::job::internal

@@ -148,6 +148,7 @@ core::StatusOr<JobPluginPtr> NewJobPlugin(std::string_view name, const std::vect
   if (name == "mpi") return internal::NewMpiPlugin(args, log);
   if (name == "tensorflow") return internal::NewTensorflowPlugin(args, log);
   if (name == "hcclrank") return internal::NewHcclRankPlugin(args, log);
+  if (name == "ray") return internal::NewRayPlugin(args, log);
   return core::NotFoundError("unknown job plugin \"" + std::string(name) + "\"");
 }
 

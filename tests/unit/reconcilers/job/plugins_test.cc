@@ -315,5 +315,43 @@ TEST(HcclRankPluginTest, RankIndexAnnotation) {
   EXPECT_EQ(PodFor(job, "worker", 2, *p).metadata.annotations.at("hccl/rankIndex"), "9");
 }
 
+
+TEST(RayPluginTest, HeadAndWorkerCommandsAndService) {
+  api::Job job = MakeJob("r", {Task("head", 1), Task("worker", 2)});
+  job.spec.tasks[0].template_.spec.containers[0].name = "head";
+  job.spec.tasks[1].template_.spec.containers[0].name = "worker";
+  auto p = Make("ray", {"--port=7000"});
+  api::Pod h = PodFor(job, "head", 0, *p);
+  ASSERT_EQ(h.spec.containers[0].command.size(), 3u);
+  EXPECT_EQ(h.spec.containers[0].command[2],
+            "ray start --head --block --dashboard-host=0.0.0.0 --port=7000 --dashboard-port=8265 "
+            "--ray-client-server-port=10001");
+  ASSERT_EQ(h.spec.containers[0].ports.size(), 3u);
+  EXPECT_EQ(h.spec.containers[0].ports[0].name, "gcs");
+  EXPECT_EQ(h.spec.containers[0].ports[0].container_port, 7000);
+  EXPECT_EQ(h.spec.containers[0].ports[2].name, "client-server");
+  api::Pod w = PodFor(job, "worker", 1, *p);
+  EXPECT_EQ(w.spec.containers[0].command.at(2), "ray start --block --address=r-head-0.r:7000");
+  PluginObjects out;
+  PluginContext ctx;
+  ctx.job = &job;
+  ASSERT_TRUE(p->Desired(ctx, &out).ok());
+  const auto& svc = out.services.at("r-head-svc");
+  EXPECT_EQ(svc.spec.selector.at("volcano.sh/task-spec"), "head");
+  ASSERT_EQ(svc.spec.ports.size(), 3u);
+  EXPECT_EQ(svc.spec.ports[1].name, "dashboard");
+  EXPECT_EQ(svc.spec.ports[1].port, 8265);
+  EXPECT_EQ(svc.spec.ports[1].target_port, api::json("dashboard"));
+}
+
+TEST(RayPluginTest, MissingHeadIsAnError) {
+  api::Job job = MakeJob("r", {Task("worker", 1)});
+  auto p = Make("ray");
+  PluginObjects out;
+  PluginContext ctx;
+  ctx.job = &job;
+  EXPECT_FALSE(p->Desired(ctx, &out).ok());
+}
+
 }  // namespace
 }  // namespace tephra::reconcilers::job
