@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `tephra controller` end-to-end bench, by hand:
+#   TEPHRA_BIN=<build>/bin/tephra QPS=50 BURST=100 BIG=1000 SMALL=1000 SAMPLES=30 bash bench/controller/run.sh
+# Brings up a real control plane (tests/e2e/run-with-cluster.sh; kube-apiserver with its default inflight
+# limits, 400 read / 200 mutating), applies crds/, then runs bench.py (see its docstring: the script stands in
+# for the scheduler by patching PodGroups Inqueue and for kubelets by patching pod status).
+# Results: bench/RESULTS.md, section "controller".
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+if [ "${1:-}" != inner ]; then
+  eval "$(bash "$ROOT/tests/e2e/fetch-binaries.sh" 2>/dev/null | grep '^K8S_BIN=')"
+  export K8S_BIN
+  export TEPHRA_E2E_TEST_TIMEOUT=${TEPHRA_E2E_TEST_TIMEOUT:-900}
+  exec bash "$ROOT/tests/e2e/run-with-cluster.sh" bash "$HERE/run.sh" inner
+fi
+source "$ROOT/tests/e2e/lib/common.sh"
+"$KUBECTL" apply -f "$ROOT/crds/" >/dev/null
+est() { "$KUBECTL" wait --for condition=Established --timeout 5s crd --all; }
+wait_until "CRDs Established" 60 est || fail "CRDs not Established"
+"$KUBECTL" create -f - >/dev/null 2>&1 <<'Q' || true
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: default}
+spec: {weight: 1, reclaimable: true}
+Q
+python3 "$HERE/bench.py"
