@@ -3,12 +3,17 @@
 // Facts this relies on (design.md, checked against kube-apiserver):
 //  - TLS trust/identity is configured through http_client_config::set_ssl_context_callback on the asio context.
 //  - client.request(req).get() returns once the headers arrived; the body can then be read as it streams.
-//    Each read_line needs a *fresh* container_buffer: reusing one corrupts the following lines.
+//  - Watch bodies are read in blocks and split into lines here: istream::read_line costs ~120 µs of task
+//    machinery per line (bench/RESULTS.md "client"). A block read asks only for what in_avail() says is
+//    buffered (getn on the response's producer/consumer buffer waits for the *full* count otherwise, which
+//    would stall a quiet watch); when nothing is buffered one bumpc() blocks for the next byte.
 //  - set_timeout bounds every leg of a request, including each body read, so a watch client gets a timeout
 //    longer than the watch's timeoutSeconds (the REST client sets HttpRequest::timeout accordingly).
 //  - cpprest reports failures by throwing (http_exception, pplx::task_canceled): all caught here.
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
@@ -64,19 +69,35 @@ class CpprestTransport : public Transport {
         head->body = resp.extract_utf8string(true).get();
         return Status::OK();
       }
-      auto body = resp.body();
+      auto sb = resp.body().streambuf();
+      using Traits = decltype(sb)::traits;
+      std::string pending;  // bytes after the last complete line
+      std::vector<uint8_t> block(64 * 1024);
       while (true) {
         if (cancelled()) return core::CancelledError("watch cancelled");
-        concurrency::streams::container_buffer<std::string> buf;  // fresh per line (see above)
-        size_t n = body.read_line(buf).get();
-        const std::string& line = buf.collection();
-        if (n == 0 && line.empty()) {
-          if (body.is_eof()) return Status::OK();
-          continue;  // an empty line (keep-alive newline)
+        const size_t avail = sb.in_avail();
+        if (avail == 0) {
+          auto c = sb.bumpc().get();  // blocks until a byte arrives or the body ends
+          if (c == Traits::eof()) {
+            std::string_view v(pending);
+            if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
+            if (!v.empty()) on_line(v);  // a final line without '\n'
+            return Status::OK();
+          }
+          pending.push_back(static_cast<char>(c));
+          if (c != '\n') continue;
+        } else {
+          size_t n = sb.getn(block.data(), std::min(avail, block.size())).get();
+          pending.append(reinterpret_cast<const char*>(block.data()), n);
         }
-        std::string_view v(line);
-        if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
-        if (!on_line(v)) return Status::OK();
+        size_t start = 0;
+        for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+          std::string_view v(pending.data() + start, nl - start);
+          if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
+          if (v.empty()) continue;  // keep-alive newline
+          if (!on_line(v)) return Status::OK();
+        }
+        pending.erase(0, start);
       }
     } catch (const http::http_exception& e) {
       if (cancelled()) return core::CancelledError("watch cancelled");
