@@ -181,10 +181,11 @@ def main():
     depth = DepthScraper()
     ctrl = subprocess.Popen([TEPHRA, "controller", "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
                              "--listen-address", "127.0.0.1:%d" % MPORT, "--healthz-address", "0",
-                             "--kube-api-qps", str(QPS), "--kube-api-burst", str(BURST)],
+                             "--kube-api-qps", str(QPS), "--kube-api-burst", str(BURST)]
+                            + os.environ.get("CTRL_ARGS", "").split(),
                             stdout=open(os.path.join(LOGS, "bench-tephra-controller.log"), "w"),
                             stderr=subprocess.STDOUT)
-    res = {"qps": QPS, "burst": BURST}
+    res = {"qps": QPS, "burst": BURST, "ctrl_args": os.environ.get("CTRL_ARGS", "")}
     try:
         time.sleep(2)  # informers' initial lists; the metrics endpoint is up once this returns
         depth.start()
