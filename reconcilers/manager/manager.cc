@@ -8,7 +8,13 @@
 #include <memory>
 #include <thread>
 
+#include "command/reconciler.h"
 #include "job/reconciler.h"
+#include "jobflow/reconciler.h"
+#include "podgroup/reconciler.h"
+#include "queue/reconciler.h"
+#include "tephra/api/bus.h"
+#include "tephra/api/flow.h"
 #include "tephra/api/batch.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/api/scheduling.h"
@@ -54,7 +60,11 @@ class Manager {
     ro.component = kEventComponent;
     recorder_ = std::make_unique<kube::EventRecorder>(client_, std::move(ro));
     if (enabled_.count(kJobController)) BuildJob();
-    (void)job_controller_;  // used by the Command controller
+    if (enabled_.count(kQueueController)) BuildQueue();
+    if (enabled_.count(kPodGroupController)) BuildPodGroup();
+    if (enabled_.count(kJobFlowController)) BuildJobFlow();
+    if (enabled_.count(kJobTemplateController)) BuildJobTemplate();
+    if (job_ || queue_) BuildCommand();
     if (controllers_.empty()) return core::InvalidArgumentError("--controllers: no controller enabled");
     return core::Status::OK();
   }
@@ -119,11 +129,119 @@ class Manager {
     controllers_.push_back(std::move(c));
   }
 
+  void BuildQueue() {
+    auto queues = factory_.For<api::Queue>();
+    auto pgs = factory_.For<api::PodGroup>();
+    queue::QueueReconciler::AddIndexers(*queues, *pgs);
+    queue::QueueReconcilerOptions qo;
+    qo.client = client_;
+    qo.queues = queues.get();
+    qo.pod_groups = pgs.get();
+    qo.recorder = recorder_.get();
+    queue_ = std::make_unique<queue::QueueReconciler>(std::move(qo));
+    kube::ControllerOptions co;
+    co.name = kQueueController;
+    co.workers = o_.worker_threads_for_queue;
+    auto c = std::make_unique<kube::Controller>(std::move(co), queue_.get());
+    queue_->RegisterHandlers(*c);
+    controllers_.push_back(std::move(c));
+  }
+
+  void BuildPodGroup() {
+    podgroup::PodGroupReconcilerOptions po;
+    po.client = client_;
+    po.pods = factory_.For<api::Pod>().get();
+    po.pod_groups = factory_.For<api::PodGroup>().get();
+    po.scheduler_names = std::set<std::string>(o_.scheduler_names.begin(), o_.scheduler_names.end());
+    po.inherit_owner_annotations = o_.inherit_owner_annotations;
+    podgroup_ = std::make_unique<podgroup::PodGroupReconciler>(std::move(po));
+    kube::ControllerOptions co;
+    co.name = kPodGroupController;
+    co.workers = o_.worker_threads_for_podgroup;
+    auto c = std::make_unique<kube::Controller>(std::move(co), podgroup_.get());
+    podgroup_->RegisterHandlers(*c);
+    controllers_.push_back(std::move(c));
+  }
+
+  void BuildJobFlow() {
+    auto jobs = factory_.For<api::Job>();
+    jobflow::JobFlowReconciler::AddIndexers(*jobs);
+    jobflow::JobFlowReconcilerOptions fo;
+    fo.client = client_;
+    fo.flows = factory_.For<api::JobFlow>().get();
+    fo.templates = factory_.For<api::JobTemplate>().get();
+    fo.jobs = jobs.get();
+    fo.recorder = recorder_.get();
+    jobflow_ = std::make_unique<jobflow::JobFlowReconciler>(std::move(fo));
+    kube::ControllerOptions co;
+    co.name = kJobFlowController;
+    co.workers = o_.worker_threads_for_jobflow;
+    auto c = std::make_unique<kube::Controller>(std::move(co), jobflow_.get());
+    jobflow_->RegisterHandlers(*c);
+    controllers_.push_back(std::move(c));
+  }
+
+  void BuildJobTemplate() {
+    auto jobs = factory_.For<api::Job>();
+    jobflow::JobFlowReconciler::AddIndexers(*jobs);
+    jobtemplate_ = std::make_unique<jobflow::JobTemplateReconciler>(client_, factory_.For<api::JobTemplate>().get(),
+                                                                     jobs.get());
+    kube::ControllerOptions co;
+    co.name = kJobTemplateController;
+    co.workers = o_.worker_threads_for_jobflow;
+    auto c = std::make_unique<kube::Controller>(std::move(co), jobtemplate_.get());
+    jobtemplate_->RegisterHandlers(*c);
+    controllers_.push_back(std::move(c));
+  }
+
+  // Commands are consumed by whichever of the job and queue controllers runs (Volcano splits them the same
+  // way); one controller for both, since the consume step (delete first) is the same.
+  void BuildCommand() {
+    auto commands = factory_.For<api::Command>();
+    command::CommandReconcilerOptions co;
+    co.client = client_;
+    co.commands = commands.get();
+    if (job_) {
+      job::JobReconciler* rec = job_.get();
+      kube::Controller* jc = job_controller_;
+      kube::EventRecorder* recorder = recorder_.get();
+      auto jobs = factory_.For<api::Job>();
+      co.to_job = [rec, jc, recorder, jobs](const std::string& key, const api::Command& cmd) {
+        job::Request r;
+        r.action = cmd.action;
+        r.event = std::string(api::kEventCommandIssued);
+        r.reason = cmd.reason;
+        r.message = cmd.message;
+        rec->Submit(key, std::move(r));
+        jc->Enqueue(key);
+        if (auto j = jobs->Get(key))
+          recorder->Event(kube::ReferenceTo(*j), kube::EventType::kNormal, std::string(api::kEventCommandIssued),
+                          "Start to execute action " + cmd.action);
+      };
+    }
+    if (queue_) {
+      queue::QueueReconciler* rec = queue_.get();
+      co.to_queue = [rec](const std::string& name, const api::Command& cmd) { rec->Submit(name, cmd.action); };
+    }
+    command_ = std::make_unique<command::CommandReconciler>(std::move(co));
+    kube::ControllerOptions cc;
+    cc.name = "command-controller";
+    cc.workers = 1;
+    auto c = std::make_unique<kube::Controller>(std::move(cc), command_.get());
+    command_->RegisterHandlers(*c);
+    controllers_.push_back(std::move(c));
+  }
+
   const ManagerOptions& o_;
   kube::ClientPtr client_;
   std::set<std::string> enabled_;
   std::unique_ptr<kube::EventRecorder> recorder_;
   std::unique_ptr<job::JobReconciler> job_;
+  std::unique_ptr<queue::QueueReconciler> queue_;
+  std::unique_ptr<command::CommandReconciler> command_;
+  std::unique_ptr<podgroup::PodGroupReconciler> podgroup_;
+  std::unique_ptr<jobflow::JobFlowReconciler> jobflow_;
+  std::unique_ptr<jobflow::JobTemplateReconciler> jobtemplate_;
   kube::Controller* job_controller_ = nullptr;
   std::vector<std::unique_ptr<kube::Controller>> controllers_;
   // Last: destroyed first, so no informer thread outlives the controllers it enqueues into.
@@ -146,7 +264,8 @@ void EnsureNamespace(kube::Client& client, const std::string& ns) {
 }  // namespace
 
 const std::vector<std::string>& KnownControllers() {
-  static const std::vector<std::string> k = {kJobController};
+  static const std::vector<std::string> k = {kJobController, kPodGroupController, kQueueController,
+                                                kJobFlowController, kJobTemplateController};
   return k;
 }
 

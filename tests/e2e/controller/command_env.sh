@@ -1,0 +1,85 @@
+# Shared set-up for the ctrlrest e2e suites (queue_, podgroup_, jobflow_, suspend_ tests), sourced, not run.
+# Starts `tephra nodesim` (4 nodes), `tephra controller`, and `tephra scheduler`; when the scheduler cannot
+# start (or TEPHRA_E2E_FAKE_SCHEDULER=1) the test plays it: Pending PodGroups are moved to Inqueue and
+# unbound pods are bound round-robin with pods/binding.
+# Provides: k, LOGS, NS, CTRL_PID, vcjob_phase, wait_until/fail/note (lib/common.sh).
+set -euo pipefail
+_ENV_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/common.sh
+source "$_ENV_HERE/../lib/common.sh"
+: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
+LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
+FAKE_SCHED_PID=
+trap 'stop_roles; [ -z "$FAKE_SCHED_PID" ] || kill "$FAKE_SCHED_PID" 2>/dev/null || true' EXIT
+k() { "$KUBECTL" --request-timeout 20s "$@"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+NS=default
+
+k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
+k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+
+rc=0
+start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --cpu 32 --gpus 0 || rc=$?
+[ $rc -eq 0 ] || fail "tephra nodesim did not start (rc=$rc)"
+node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
+wait_until "4 nodes" 90 node_count 4 || fail "nodesim did not register nodes"
+
+rc=0
+start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --metrics-addr "127.0.0.1:$(free_port)" \
+  --health-addr "127.0.0.1:$(free_port)" ${TEPHRA_CONTROLLER_ARGS:-} || rc=$?
+[ $rc -eq 0 ] || fail "tephra controller did not start (rc=$rc)"
+CTRL_PID=${ROLE_PIDS[-1]}
+
+start_fake_scheduler() {
+  local nodes
+  nodes=($(k get nodes -o jsonpath='{.items[*].metadata.name}'))
+  (
+    i=0
+    while true; do
+      for pg in $(k get podgroups -n $NS -o jsonpath='{range .items[?(@.status.phase=="Pending")]}{.metadata.name}{" "}{end}' 2>/dev/null); do
+        k patch podgroup -n $NS "$pg" --type merge -p '{"status":{"phase":"Inqueue"}}' >/dev/null 2>&1 || true
+      done
+      for p in $(k get pods -n $NS -o jsonpath='{range .items[?(@.spec.nodeName=="")]}{.metadata.name}{" "}{end}' 2>/dev/null); do
+        node=${nodes[$(( i % ${#nodes[@]} ))]}; i=$((i + 1))
+        printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"%s"},"target":{"apiVersion":"v1","kind":"Node","name":"%s"}}' "$p" "$node" |
+          k create --raw "/api/v1/namespaces/$NS/pods/$p/binding" -f - >/dev/null 2>&1 || true
+      done
+      sleep 1
+    done
+  ) &
+  FAKE_SCHED_PID=$!
+}
+rc=0
+if [ "${TEPHRA_E2E_FAKE_SCHEDULER:-0}" = 1 ]; then
+  rc=1
+else
+  start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
+    --listen-address "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)" || rc=$?
+fi
+if [ $rc -ne 0 ]; then
+  note "playing the scheduler from the test (admit PodGroups, bind pods)"
+  start_fake_scheduler
+fi
+
+vcjob_phase() { k get vcjob -n $NS "$1" -o jsonpath='{.status.state.phase}'; }
+vcjob_phase_is() { [ "$(vcjob_phase "$1")" = "$2" ]; }
+# vcjob_yaml <name> <replicas> <run-seconds>: a one-task job of nodesim pods exiting 0 after run-seconds.
+vcjob_yaml() {
+  cat <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $1, namespace: $NS}
+spec:
+  minAvailable: $2
+  schedulerName: volcano
+  queue: default
+  tasks:
+  - name: w
+    replicas: $2
+    template:
+      metadata: {annotations: {tephra.io/sim-run-seconds: "$3", tephra.io/sim-exit-code: "0"}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+}
