@@ -186,7 +186,8 @@ class JobFlowReconcilerTest : public ::testing::Test {
   }
   std::vector<std::string> JobNames() {
     std::vector<std::string> out;
-    for (const auto& j : client_->List(api::Job::Resource(), "ns", {}).value().items)
+    auto list = client_->List(api::Job::Resource(), "ns", {});  // keep it alive for the loop
+    for (const auto& j : list.value().items)
       out.push_back(j["metadata"]["name"].get<std::string>());
     return out;
   }
@@ -240,9 +241,13 @@ TEST_F(JobFlowReconcilerTest, StaleCacheCreateIsHarmless) {
   f.metadata.uid.clear();
   client_->Seed(api::JobFlow::Resource(), api::ToJson(f));
   Run();
-  // Reconcile again without refreshing the job cache: the create answers AlreadyExists.
-  ASSERT_TRUE(rec_->Reconcile("ns/jf").status.ok());
+  // Reconcile again with the old caches: the create answers AlreadyExists (fine), the status PUT carries a
+  // stale resourceVersion and conflicts, which is retriable, not terminal; no second job appears.
+  auto r = rec_->Reconcile("ns/jf");
+  EXPECT_FALSE(r.terminal);
   EXPECT_EQ(JobNames(), std::vector<std::string>{"jf-a"});
+  Refresh();
+  EXPECT_TRUE(rec_->Reconcile("ns/jf").status.ok());
 }
 
 }  // namespace
