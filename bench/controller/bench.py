@@ -301,6 +301,12 @@ def main():
         print("small:", res["small"], flush=True)
         print("status latency:", res["status_latency"], flush=True)
         print("RESULT " + json.dumps(res), flush=True)
+        limit = float(os.environ.get("MAX_LATENCY_MS", "0"))
+        if limit and res["status_latency"]["p99_ms"] > limit:
+            sys.exit("status latency p99 %.1f ms > MAX_LATENCY_MS %.0f" % (res["status_latency"]["p99_ms"], limit))
+        floor = float(os.environ.get("MIN_RATIO", "0"))
+        if floor and res["big_vs_bare"] < floor:
+            sys.exit("controller/bare pod rate %.3f < MIN_RATIO %.2f" % (res["big_vs_bare"], floor))
     finally:
         depth.stop.set()
         enq.stop.set()

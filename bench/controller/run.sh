@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `tephra controller` end-to-end bench, by hand:
 #   TEPHRA_BIN=<build>/bin/tephra QPS=50 BURST=100 BIG=1000 SMALL=1000 SAMPLES=30 bash bench/controller/run.sh
-# (CTRL_ARGS="--worker-threads 16" passes extra flags to `tephra controller`.)
+# (CTRL_ARGS="--worker-threads 16" passes extra flags to `tephra controller`; MAX_LATENCY_MS / MIN_RATIO make
+# it fail above a status-latency p99 / below a controller:bare pod-rate ratio; ctest: bench_controller_small.)
 # Brings up a real control plane (tests/e2e/run-with-cluster.sh; kube-apiserver with its default inflight
 # limits, 400 read / 200 mutating), applies crds/, then runs bench.py (see its docstring: the script stands in
 # for the scheduler by patching PodGroups Inqueue and for kubelets by patching pod status).
