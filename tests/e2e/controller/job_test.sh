@@ -71,6 +71,12 @@ if [ $rc -ne 0 ]; then
 fi
 
 phase() { k get vcjob -n $NS "$1" -o jsonpath='{.status.state.phase}'; }
+# What a failure message needs: the job's status, its PodGroups and pods.
+dump() {
+  k get vcjob -n $NS "$1" -o yaml 2>&1 | sed -n '/^status:/,$p' >&2 || true
+  k get podgroups,pods -n $NS -o wide 2>&1 >&2 || true
+  tail -n 30 "$CTRL_LOG" >&2 || true
+}
 phase_is() { [ "$(phase "$1")" = "$2" ]; }
 
 # vcjob <name> <run-seconds> <exit-code> <maxRetry> <plugins-flow-yaml> <policies-flow-yaml> <task>=<replicas>...
@@ -117,7 +123,7 @@ k get queue default >/dev/null 2>&1 || printf 'apiVersion: scheduling.volcano.sh
 vcjob mpi 3 0 3 '{mpi: ["--master=master", "--worker=worker", "--port=22"], svc: [], ssh: []}' '[]' master=1 worker=2 |
   k apply -f - >/dev/null
 wait_until "mpi pods" 90 bash -c "[ \$($KUBECTL get pods -n $NS -l volcano.sh/job-name=mpi -o name | wc -l) -eq 3 ]" ||
-  fail "mpi job pods not created; controller log: $(tail -n 20 "$CTRL_LOG")"
+  { dump mpi; fail "mpi job pods not created"; }
 [ "$(env_of mpi-master-0 MPI_HOST)" = "mpi-worker-0.mpi,mpi-worker-1.mpi" ] || fail "MPI_HOST on the master: '$(env_of mpi-master-0 MPI_HOST)'"
 [ "$(k get cm -n $NS mpi-svc -o jsonpath='{.data.VC_WORKER_HOSTS}')" = "mpi-worker-0.mpi,mpi-worker-1.mpi" ] || fail "svc ConfigMap"
 [ "$(k get cm -n $NS mpi-svc -o jsonpath='{.data.worker\.host}')" = "$(printf 'mpi-worker-0.mpi\nmpi-worker-1.mpi')" ] || fail "worker.host"
