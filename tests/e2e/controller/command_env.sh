@@ -1,7 +1,7 @@
 # Shared set-up for the ctrlrest e2e suites (queue_, podgroup_, jobflow_, suspend_ tests), sourced, not run.
-# Starts `tephra nodesim` (4 nodes), `tephra controller`, and `tephra scheduler`; when the scheduler cannot
-# start (or TEPHRA_E2E_FAKE_SCHEDULER=1) the test plays it: Pending PodGroups are moved to Inqueue and
-# unbound pods are bound round-robin with pods/binding.
+# Starts `tephra nodesim` (4 nodes) and `tephra controller`. The test plays the scheduler (Pending PodGroups
+# -> Inqueue, unbound pods bound round-robin with pods/binding) because on 2026-11-22 `tephra scheduler` left
+# vcjob PodGroups Pending in this setup; TEPHRA_E2E_REAL_SCHEDULER=1 uses `tephra scheduler` instead.
 # Provides: k, LOGS, NS, CTRL_PID, vcjob_phase, wait_until/fail/note (lib/common.sh).
 set -euo pipefail
 _ENV_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -50,7 +50,7 @@ start_fake_scheduler() {
   FAKE_SCHED_PID=$!
 }
 rc=0
-if [ "${TEPHRA_E2E_FAKE_SCHEDULER:-0}" = 1 ]; then
+if [ "${TEPHRA_E2E_REAL_SCHEDULER:-0}" != 1 ]; then
   rc=1
 else
   start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
