@@ -17,6 +17,7 @@
 #include "tephra/kube/informer.h"
 #include "tephra/kube/log.h"
 #include "tephra/kube/metrics.h"
+#include "tephra/kube/transport.h"
 #include "tephra/sched/scheduler.h"
 #include "tephra/scheduler/binder.h"
 #include "tephra/scheduler/conf.h"
@@ -28,9 +29,6 @@ namespace tephra::scheduler {
 using api::json;
 namespace log = kube::log;
 namespace metrics = kube::metrics;
-
-// client_factory.cc
-core::StatusOr<kube::ClientPtr> NewSchedulerClient(const kube::RestConfig& cfg);
 
 namespace {
 
@@ -190,8 +188,8 @@ int RunScheduler(const SchedulerOptions& o) {
   rc->qps = o.kube_api_qps;
   rc->burst = o.kube_api_burst;
   rc->user_agent = "tephra-scheduler";
-  auto client_or = NewSchedulerClient(*rc);
-  auto status_client_or = NewSchedulerClient(*rc);
+  auto client_or = kube::NewClient(*rc);
+  auto status_client_or = kube::NewClient(*rc);
   if (!client_or.ok() || !status_client_or.ok()) {
     log::Error("cannot create API client").Kv("error", client_or.ok() ? status_client_or.status() : client_or.status());
     return 2;
@@ -339,12 +337,12 @@ int RunScheduler(const SchedulerOptions& o) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch()).count();
   };
   kube::HttpServer metrics_srv, health_srv;
-  auto healthz_h = [&](const kube::HttpRequest&) {
+  auto healthz_h = [&](const kube::ServerRequest&) {
     // Unhealthy when the leader's loop stopped cycling (stuck), so a liveness probe restarts it.
     const int64_t stale = std::max<int64_t>(30000, 10 * o.schedule_period.count());
     if (leading && last_cycle_ms > 0 && now_ms() - last_cycle_ms > stale)
-      return kube::HttpResponse{503, "text/plain", "scheduling loop stalled\n"};
-    return kube::HttpResponse{200, "text/plain", "ok\n"};
+      return kube::ServerResponse{503, "text/plain", "scheduling loop stalled\n"};
+    return kube::ServerResponse{200, "text/plain", "ok\n"};
   };
   std::vector<kube::ReadinessCheck> checks = {{"informers-synced", [&] { return synced.load(); }},
                                               {"leadership", [&] { return !lost.load(); }}};

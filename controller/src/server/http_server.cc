@@ -43,7 +43,7 @@ void WriteAll(int fd, const std::string& data) {
   }
 }
 
-void SendResponse(int fd, const HttpResponse& r, bool head) {
+void SendResponse(int fd, const ServerResponse& r, bool head) {
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) + "\r\n";
   out += "Content-Type: " + r.content_type + "\r\n";
   out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
@@ -163,7 +163,7 @@ void HttpServer::HandleConnection(int fd) {
     SendResponse(fd, {400, "text/plain; charset=utf-8", "malformed request line\n"}, false);
     return;
   }
-  HttpRequest req;
+  ServerRequest req;
   req.method = line.substr(0, s1);
   std::string target = line.substr(s1 + 1, s2 - s1 - 1);
   auto q = target.find('?');
@@ -184,7 +184,7 @@ void HttpServer::HandleConnection(int fd) {
     SendResponse(fd, {404, "text/plain; charset=utf-8", "404 page not found\n"}, head_only);
     return;
   }
-  HttpResponse resp;
+  ServerResponse resp;
   try {
     resp = h(req);
   } catch (const std::exception& e) {
@@ -194,11 +194,11 @@ void HttpServer::HandleConnection(int fd) {
 }
 
 void InstallStandardEndpoints(HttpServer& server, metrics::Registry& registry, std::vector<ReadinessCheck> checks) {
-  server.Handle("/metrics", [&registry](const HttpRequest&) {
-    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", registry.Expose()};
+  server.Handle("/metrics", [&registry](const ServerRequest&) {
+    return ServerResponse{200, "text/plain; version=0.0.4; charset=utf-8", registry.Expose()};
   });
-  server.Handle("/healthz", [](const HttpRequest&) { return HttpResponse{200, "text/plain; charset=utf-8", "ok"}; });
-  server.Handle("/readyz", [checks = std::move(checks)](const HttpRequest& req) {
+  server.Handle("/healthz", [](const ServerRequest&) { return ServerResponse{200, "text/plain; charset=utf-8", "ok"}; });
+  server.Handle("/readyz", [checks = std::move(checks)](const ServerRequest& req) {
     bool verbose = req.query.find("verbose") != std::string::npos;
     bool all_ok = true;
     std::string detail;
@@ -208,8 +208,8 @@ void InstallStandardEndpoints(HttpServer& server, metrics::Registry& registry, s
       if (ok && verbose) detail += "[+]" + c.name + " ok\n";
       if (!ok) detail += "[-]" + c.name + " failed\n";
     }
-    if (all_ok) return HttpResponse{200, "text/plain; charset=utf-8", verbose ? detail + "readyz check passed\n" : "ok"};
-    return HttpResponse{503, "text/plain; charset=utf-8", detail + "readyz check failed\n"};
+    if (all_ok) return ServerResponse{200, "text/plain; charset=utf-8", verbose ? detail + "readyz check passed\n" : "ok"};
+    return ServerResponse{503, "text/plain; charset=utf-8", detail + "readyz check failed\n"};
   });
 }
 

@@ -20,19 +20,19 @@ namespace tephra::kube {
 
 class LeaderElector;
 
-struct HttpRequest {
+struct ServerRequest {
   std::string method;
   std::string path;   // without the query
   std::string query;  // after '?', raw
 };
 
-struct HttpResponse {
+struct ServerResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
 };
 
-using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+using HttpHandler = std::function<ServerResponse(const ServerRequest&)>;
 
 class HttpServer {
  public:
