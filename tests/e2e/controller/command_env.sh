@@ -36,10 +36,16 @@ start_fake_scheduler() {
   (
     i=0
     while true; do
-      for pg in $(k get podgroups -n $NS -o jsonpath='{range .items[?(@.status.phase=="Pending")]}{.metadata.name}{" "}{end}' 2>/dev/null); do
-        k patch podgroup -n $NS "$pg" --type merge -p '{"status":{"phase":"Inqueue"}}' >/dev/null 2>&1 || true
-      done
-      for p in $(k get pods -n $NS -o jsonpath='{range .items[?(@.spec.nodeName=="")]}{.metadata.name}{" "}{end}' 2>/dev/null); do
+      # New PodGroups have no phase until a scheduler writes Pending: admit both.
+      k get podgroups -n $NS -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.phase}{"\n"}{end}' 2>/dev/null |
+        while read -r pg ph; do
+          case "${ph:-}" in "" | Pending)
+            k patch podgroup -n $NS "$pg" --type merge -p '{"status":{"phase":"Inqueue"}}' >/dev/null 2>&1 || true ;;
+          esac
+        done
+      # Unbound pods have no spec.nodeName at all (a jsonpath =="" filter would not match them).
+      for p in $(k get pods -n $NS -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.nodeName}{"\n"}{end}' 2>/dev/null |
+                 awk 'NF == 1 {print $1}'); do
         node=${nodes[$(( i % ${#nodes[@]} ))]}; i=$((i + 1))
         printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"%s"},"target":{"apiVersion":"v1","kind":"Node","name":"%s"}}' "$p" "$node" |
           k create --raw "/api/v1/namespaces/$NS/pods/$p/binding" -f - >/dev/null 2>&1 || true
@@ -57,7 +63,19 @@ else
     --listen-address "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)" || rc=$?
 fi
 if [ $rc -ne 0 ]; then
-  note "playing the scheduler from the test (admit PodGroups, bind pods)"
+  note "playing the scheduler from the test (admit PodGroups, bind pods, create root/default queues)"
+  # tephra scheduler creates these at start-up (volcano-compat.md 6.2); jobs wait for their queue to exist.
+  cat <<YAML | k apply -f - >/dev/null
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: root}
+spec: {weight: 1, reclaimable: false}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: default}
+spec: {weight: 1, reclaimable: true, parent: root}
+YAML
   start_fake_scheduler
 fi
 

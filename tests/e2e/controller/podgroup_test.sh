@@ -56,7 +56,7 @@ wait_until "podgroup-$rs_uid" 60 pg_exists "podgroup-$rs_uid" || fail "ReplicaSe
 for p in $(k get pods -n $NS -l app=rs -o jsonpath='{.items[*].metadata.name}'); do
   wait_until "$p annotated" 30 annotated "$p" "podgroup-$rs_uid" || fail "pod $p not annotated"
 done
-[ "$(k get podgroups -n $NS -o name | wc -l)" -eq 2 ] || fail "unexpected PodGroups: $(k get podgroups -n $NS -o name)"
+[ "$(k get podgroups -n $NS -o name | grep -c /podgroup-)" -eq 2 ] || fail "unexpected PodGroups: $(k get podgroups -n $NS -o name)"
 [ -z "$(k get pod -n $NS other -o jsonpath='{.metadata.annotations.scheduling\.k8s\.io/group-name}')" ] ||
   fail "a pod of another scheduler was grouped"
 echo PASS

@@ -12,7 +12,7 @@ qcmd() {
   cat <<YAML | k create -f - >/dev/null
 apiVersion: bus.volcano.sh/v1alpha1
 kind: Command
-metadata: {generateName: $1-$2-, namespace: default}
+metadata: {generateName: $1-$(echo "$2" | tr '[:upper:]' '[:lower:]')-, namespace: default}
 action: $2
 target: {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queue, name: $1, uid: $(k get queue "$1" -o jsonpath='{.metadata.uid}')}
 YAML
