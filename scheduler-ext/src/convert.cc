@@ -77,6 +77,21 @@ std::string Annotation(const api::ObjectMeta& m, std::string_view key) {
 
 }  // namespace
 
+// PodGroup minResources is written in ResourceQuota vocabulary by Volcano's job controller (volcano-compat 3.2):
+// `cpu` and `requests.cpu`, `limits.cpu`, `pods` and `count/pods`, extended `requests.nvidia.com/gpu`. Only
+// requests matter for admission: fold `requests.X` into X (max, as both hold the same sum), and drop limits
+// and object counts, which no node advertises and which would otherwise make every gang look unplaceable.
+api::ResourceList NormalizeQuotaKeys(const api::ResourceList& in) {
+  api::ResourceList out;
+  for (const auto& [name, q] : in) {
+    if (name.rfind("limits.", 0) == 0 || name.rfind("count/", 0) == 0) continue;
+    std::string key = name.rfind("requests.", 0) == 0 ? name.substr(9) : name;
+    auto it = out.find(key);
+    if (it == out.end() || it->second < q) out[key] = q;
+  }
+  return out;
+}
+
 sched::Resource ToResource(const api::ResourceList& list, sched::ResourceRegistry* reg,
                            std::set<std::string>* dropped) {
   sched::Resource r;
@@ -210,7 +225,7 @@ sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, 
   j.queue = pg.spec.queue.empty() ? default_queue : pg.spec.queue;
   j.min_member = pg.spec.min_member;
   j.min_task_member = pg.spec.min_task_member;
-  if (pg.spec.min_resources) j.min_resources = ToResource(*pg.spec.min_resources, reg);
+  if (pg.spec.min_resources) j.min_resources = ToResource(NormalizeQuotaKeys(*pg.spec.min_resources), reg);
   j.priority_class_name = pg.spec.priority_class_name;
   j.phase = PhaseOf(pg.status.phase);
   if (pg.spec.network_topology) {

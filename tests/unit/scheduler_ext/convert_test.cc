@@ -17,6 +17,23 @@ T Decode(const char* text) {
 
 const std::set<std::string> kNames = {"volcano"};
 
+TEST(ConvertTest, MinResourcesQuotaKeysNormalized) {
+  // What the job controller writes (volcano-compat 3.2) for 2 pods of 1 cpu / 1Gi / 1 GPU.
+  auto pg = Decode<api::PodGroup>(R"({
+    "metadata": {"name": "j-uid", "namespace": "ns", "uid": "pg1"},
+    "spec": {"minMember": 2, "minResources": {"cpu": "2", "requests.cpu": "2", "limits.cpu": "4",
+             "memory": "2Gi", "requests.memory": "2Gi", "pods": "2", "count/pods": "2",
+             "requests.nvidia.com/gpu": "2", "nvidia.com/gpu": "2"}}})");
+  auto n = NormalizeQuotaKeys(*pg.spec.min_resources);
+  EXPECT_EQ(n.size(), 4u);
+  EXPECT_EQ(n.at("cpu").MilliValue(), 2000);
+  EXPECT_EQ(n.at("memory").Value(), 2LL << 30);
+  EXPECT_EQ(n.at("pods").Value(), 2);
+  EXPECT_EQ(n.at("nvidia.com/gpu").Value(), 2);
+  EXPECT_EQ(n.count("count/pods"), 0u);
+  EXPECT_EQ(n.count("limits.cpu"), 0u);
+}
+
 TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
   auto pod = Decode<api::Pod>(R"({
     "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1",

@@ -16,6 +16,10 @@
 
 namespace tephra::scheduler {
 
+// PodGroup minResources in ResourceQuota vocabulary (`requests.cpu`, `limits.*`, `count/pods`) -> plain
+// resource names: requests.X folds into X, limits and object counts are dropped.
+api::ResourceList NormalizeQuotaKeys(const api::ResourceList& in);
+
 // cpu -> millicores, memory/ephemeral-storage -> bytes, pods and extended scalars -> integer units.
 // Extended resources beyond the registry's capacity are dropped (treated as not requested); `dropped`
 // receives their names so the caller can log once.
