@@ -59,8 +59,10 @@ launch() {  # launch <role> [args...]
   echo "tephra $role: ${ROLE_STATE[$role]}"
 }
 launch nodesim --nodes "${TEPHRA_DEMO_NODES:-4}"
-launch controller
-launch scheduler
+# Volcano's controller and scheduler both default their health endpoint to :11251 (they run in separate pods);
+# here they share one host, so every role gets its own loopback ports.
+launch controller --metrics-addr "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)"
+launch scheduler --listen-address "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)"
 if [[ ${ROLE_STATE[nodesim]} == running* ]]; then
   node_count() { [ "$(k get nodes -o name | wc -l)" -ge "${TEPHRA_DEMO_NODES:-4}" ]; }
   wait_until "simulated nodes" 60 node_count && k get nodes

@@ -60,3 +60,7 @@ stop_roles() {
   done
   ROLE_PIDS=()
 }
+
+# A free TCP port on 127.0.0.1 (the kernel picks it; the socket is closed before use, so callers start the
+# listener promptly).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
