@@ -63,6 +63,8 @@ std::string Now() {
   return buf;
 }
 
+void AppendJsonString(std::string* o, std::string_view v);
+
 // logfmt: bare if the value has no space, quote, '=' or control character; otherwise quoted with escapes.
 void AppendLogfmtValue(std::string* o, std::string_view v) {
   bool needs = v.empty();
@@ -76,25 +78,8 @@ void AppendLogfmtValue(std::string* o, std::string_view v) {
     o->append(v);
     return;
   }
-  o->push_back('"');
-  for (unsigned char c : v) {
-    switch (c) {
-      case '"': o->append("\\\""); break;
-      case '\\': o->append("\\\\"); break;
-      case '\n': o->append("\\n"); break;
-      case '\r': o->append("\\r"); break;
-      case '\t': o->append("\\t"); break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          o->append(b);
-        } else {
-          o->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  o->push_back('"');
+  // A quoted logfmt value uses JSON string escaping.
+  AppendJsonString(o, v);
 }
 
 void AppendJsonString(std::string* o, std::string_view v) {
