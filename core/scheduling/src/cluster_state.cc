@@ -203,18 +203,26 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
     // Session-only states never come from the API.
     incoming.status = incoming.node.empty() ? TaskStatus::kPending : TaskStatus::kBound;
   }
+  incoming.evicting = false;  // core-maintained
   auto it = tasks_.find(in.uid);
+  if (it == tasks_.end() && OccupiesNode(incoming.status)) BumpVictims();
   if (it != tasks_.end()) {
     TaskInfo& old = *it->second;
     if (old.status == TaskStatus::kBinding && incoming.status == TaskStatus::kPending && incoming.node.empty()) {
       incoming.status = TaskStatus::kBinding;  // informer lags the binder: keep the assumption
       incoming.node = old.node;
     }
+    if (old.evicting && incoming.node == old.node &&
+        (incoming.status == TaskStatus::kRunning || incoming.status == TaskStatus::kBound)) {
+      incoming.status = TaskStatus::kReleasing;  // informer lags the evictor: do not count the victim twice
+      incoming.evicting = true;
+    }
     bool frees = OccupiesNode(old.status) &&
                  (!OccupiesNode(incoming.status) || incoming.node != old.node ||
                   incoming.status == TaskStatus::kReleasing || !incoming.request.LessEqual(old.request));
     RemovePod(in.uid);
     if (!frees) --capacity_epoch_;  // RemovePod bumped it; this update frees nothing
+    if (OccupiesNode(incoming.status) && !OccupiesNode(old.status)) BumpVictims();
   }
   incoming.shape = InternShape(incoming);
   auto owned = std::make_unique<TaskInfo>(std::move(incoming));
@@ -296,6 +304,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
     j.version = old.version + 1;
     old = std::move(j);
     BumpCapacity();  // minMember/minResources/queue changes can make the job (or others) schedulable
+    BumpVictims();
     return;
   }
   j.status_count.fill(0);
@@ -330,6 +339,7 @@ void ClusterState::RemoveJob(const std::string& key) {
 void ClusterState::SetPriorityClass(const std::string& name, int32_t value) {
   ++generation_;
   priority_classes_[name] = value;
+  BumpVictims();
   for (auto& [k, j] : jobs_) {
     if (j.priority_class_name == name && j.priority != value) {
       j.priority = value;
@@ -343,6 +353,7 @@ void ClusterState::SetPriorityClass(const std::string& name, int32_t value) {
 void ClusterState::UpsertQueue(const QueueInfo& in) {
   ++generation_;
   BumpCapacity();
+  BumpVictims();
   auto it = queues_.find(in.name);
   QueueInfo q = in;
   if (it != queues_.end()) {
@@ -391,6 +402,14 @@ void ClusterState::BindSucceeded(const std::string& uid) {
   TaskInfo* t = MutableTask(uid);
   if (!t || t->status != TaskStatus::kBinding) return;
   Transition(*t, TaskStatus::kBound, t->node);
+}
+
+void ClusterState::EvictFailed(const std::string& uid) {
+  TaskInfo* t = MutableTask(uid);
+  if (!t || !t->evicting || t->status != TaskStatus::kReleasing) return;
+  t->evicting = false;
+  Transition(*t, TaskStatus::kRunning, t->node);
+  BumpVictims();
 }
 
 std::vector<std::string> ClusterState::BindFailed(const std::string& uid, const std::string& reason) {

@@ -30,7 +30,7 @@ const std::set<std::string>& VolcanoPlugins() {
 
 // The actions Tephra implements; the others are accepted with a warning and skipped.
 const std::set<std::string>& ImplementedActions() {
-  static const std::set<std::string> s = {"enqueue", "allocate", "backfill"};
+  static const std::set<std::string> s = {"enqueue", "allocate", "backfill", "preempt", "reclaim"};
   return s;
 }
 

@@ -1,5 +1,8 @@
 #include "tephra/sched/framework.h"
 
+#include <algorithm>
+#include <unordered_set>
+
 namespace tephra::sched {
 
 using core::Status;
@@ -44,12 +47,15 @@ bool HookEnabled(const PluginOption& o, Hook h) {
     case kHookPredicate: return on(o.enable_predicate);
     case kHookNodeOrder: return on(o.enable_node_order);
     case kHookHyperNodeOrder: return on(o.enabled_hyper_node_order);
+    case kHookPreemptable: return on(o.enable_preemptable);
+    case kHookReclaimable: return on(o.enable_reclaimable);
   }
   return true;
 }
 constexpr Hook kAllHooks[] = {kHookJobOrder, kHookTaskOrder, kHookQueueOrder, kHookJobValid,
                               kHookJobReady, kHookJobPipelined, kHookJobEnqueueable, kHookOverused,
-                              kHookAllocatable, kHookPredicate, kHookNodeOrder, kHookHyperNodeOrder};
+                              kHookAllocatable, kHookPredicate, kHookNodeOrder, kHookHyperNodeOrder,
+                              kHookPreemptable, kHookReclaimable};
 const std::map<std::string, std::string> kNoArgs;
 }  // namespace
 
@@ -230,6 +236,48 @@ double Session::HyperNodeScore(const JobInfo& job, const std::string& hypernode)
   double s = 0;
   for (const auto& x : list) s += x.plugin->HyperNodeScore(*this, job, hypernode);
   return s;
+}
+namespace {
+template <typename F>
+std::vector<const TaskInfo*> TierVictims(const std::vector<Session::Bound>& list, F&& ask) {
+  size_t i = 0;
+  while (i < list.size()) {
+    int tier = list[i].tier;
+    bool answered = false;
+    std::vector<const TaskInfo*> victims;
+    for (; i < list.size() && list[i].tier == tier; ++i) {
+      auto c = ask(list[i].plugin);
+      if (!c) continue;
+      if (c->empty()) return {};
+      if (!answered) {
+        victims = std::move(*c);
+        answered = true;
+        continue;
+      }
+      // Intersection, keeping the first answer's order.
+      std::unordered_set<const TaskInfo*> other(c->begin(), c->end());
+      std::vector<const TaskInfo*> keep;
+      for (const TaskInfo* v : victims)
+        if (other.count(v)) keep.push_back(v);
+      victims = std::move(keep);
+      if (victims.empty()) return {};
+    }
+    if (answered) return victims;
+  }
+  return {};
+}
+}  // namespace
+
+std::vector<const TaskInfo*> Session::Preemptable(const TaskInfo& preemptor,
+                                                  const std::vector<const TaskInfo*>& candidates) const {
+  TEPHRA_HOOKS(kHookPreemptable);
+  return TierVictims(list, [&](Plugin* p) { return p->Preemptable(*this, preemptor, candidates); });
+}
+
+std::vector<const TaskInfo*> Session::Reclaimable(const TaskInfo& reclaimer,
+                                                  const std::vector<const TaskInfo*>& candidates) const {
+  TEPHRA_HOOKS(kHookReclaimable);
+  return TierVictims(list, [&](Plugin* p) { return p->Reclaimable(*this, reclaimer, candidates); });
 }
 #undef TEPHRA_HOOKS
 

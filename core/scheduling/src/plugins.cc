@@ -1,6 +1,8 @@
 // Built-in plugins (volcano-compat 8.5/8.6). Each answers only the hooks it declares in Hooks().
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -26,7 +28,47 @@ double DominantShare(const Resource& used, const Resource& total) {
 class GangPlugin final : public Plugin {
  public:
   std::string Name() const override { return "gang"; }
-  uint32_t Hooks() const override { return kHookJobValid | kHookJobReady | kHookJobPipelined | kHookJobOrder; }
+  uint32_t Hooks() const override {
+    return kHookJobValid | kHookJobReady | kHookJobPipelined | kHookJobOrder | kHookPreemptable | kHookReclaimable;
+  }
+
+  // A victim job either keeps minMember ready tasks (Volcano: only its surplus may go) or loses every
+  // task it has on nodes (the whole gang goes, which the job controller handles like any gang failure);
+  // never a gang left running below its minimum. The whole-job case needs all of the job's placed tasks
+  // among the candidates, so the actions pass candidates from every node at once.
+  std::optional<std::vector<const TaskInfo*>> Preemptable(const Session& ssn, const TaskInfo&,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    return Victims(ssn, c);
+  }
+  std::optional<std::vector<const TaskInfo*>> Reclaimable(const Session& ssn, const TaskInfo&,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    return Victims(ssn, c);
+  }
+  static std::vector<const TaskInfo*> Victims(const Session& ssn, const std::vector<const TaskInfo*>& c) {
+    std::map<std::string, int> per_job;
+    for (const TaskInfo* t : c) ++per_job[t->job];
+    std::map<std::string, int> left;  // ready tasks the job would keep
+    std::vector<const TaskInfo*> out;
+    for (const TaskInfo* t : c) {
+      const JobInfo* j = t->job.empty() ? nullptr : ssn.state().FindJob(t->job);
+      if (!j || j->min_member <= 0) {
+        out.push_back(t);
+        continue;
+      }
+      int placed = j->Count(TaskStatus::kAllocated) + j->Count(TaskStatus::kBinding) + j->Count(TaskStatus::kBound) +
+                   j->Count(TaskStatus::kRunning);
+      if (per_job[t->job] >= placed) {  // every placed task of the job is a candidate: whole job
+        out.push_back(t);
+        continue;
+      }
+      auto [it, fresh] = left.try_emplace(t->job, j->ReadyCount());
+      if (it->second > j->min_member) {
+        --it->second;
+        out.push_back(t);
+      }
+    }
+    return out;
+  }
 
   ValidateResult JobValid(const Session&, const JobInfo& j) const override {
     int valid = j.ReadyCount() + j.Count(TaskStatus::kPipelined) + j.Count(TaskStatus::kPending);
@@ -78,9 +120,26 @@ class GangPlugin final : public Plugin {
 class PriorityPlugin final : public Plugin {
  public:
   std::string Name() const override { return "priority"; }
-  uint32_t Hooks() const override { return kHookJobOrder | kHookTaskOrder; }
+  uint32_t Hooks() const override { return kHookJobOrder | kHookTaskOrder | kHookPreemptable; }
   int JobOrder(const Session&, const JobInfo& a, const JobInfo& b) const override {
     return a.priority == b.priority ? 0 : (a.priority > b.priority ? -1 : 1);
+  }
+  // Only strictly lower priority: jobs compare by their PodGroup priority, tasks of the same job by pod
+  // priority (Volcano priority.go).
+  std::optional<std::vector<const TaskInfo*>> Preemptable(const Session& ssn, const TaskInfo& preemptor,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    const JobInfo* pj = ssn.state().FindJob(preemptor.job);
+    std::vector<const TaskInfo*> out;
+    for (const TaskInfo* t : c) {
+      if (t->job == preemptor.job) {
+        if (t->priority < preemptor.priority) out.push_back(t);
+        continue;
+      }
+      const JobInfo* vj = ssn.state().FindJob(t->job);
+      int32_t vp = vj ? vj->priority : t->priority;
+      if (pj && vp < pj->priority) out.push_back(t);
+    }
+    return out;
   }
   int TaskOrder(const Session&, const TaskInfo& a, const TaskInfo& b) const override {
     return a.priority == b.priority ? 0 : (a.priority > b.priority ? -1 : 1);
@@ -88,21 +147,62 @@ class PriorityPlugin final : public Plugin {
 };
 
 // ----------------------------------------------------------------------------------------- conformance
-// Only protects critical pods from eviction; Tephra's core has no evicting action yet, so no hooks.
+// Never evicts system-critical pods: kube-system, or priorityClassName system-cluster-critical /
+// system-node-critical.
 class ConformancePlugin final : public Plugin {
  public:
   std::string Name() const override { return "conformance"; }
-  uint32_t Hooks() const override { return 0; }
+  uint32_t Hooks() const override { return kHookPreemptable | kHookReclaimable; }
+  std::optional<std::vector<const TaskInfo*>> Preemptable(const Session&, const TaskInfo&,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    return Filter(c);
+  }
+  std::optional<std::vector<const TaskInfo*>> Reclaimable(const Session&, const TaskInfo&,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    return Filter(c);
+  }
+
+ private:
+  static std::vector<const TaskInfo*> Filter(const std::vector<const TaskInfo*>& c) {
+    std::vector<const TaskInfo*> out;
+    for (const TaskInfo* t : c) {
+      if (t->ns == "kube-system" || t->priority_class_name == "system-cluster-critical" ||
+          t->priority_class_name == "system-node-critical")
+        continue;
+      out.push_back(t);
+    }
+    return out;
+  }
 };
 
 // ------------------------------------------------------------------------------------------------- drf
 class DrfPlugin final : public Plugin {
  public:
   std::string Name() const override { return "drf"; }
-  uint32_t Hooks() const override { return kHookJobOrder; }
+  uint32_t Hooks() const override { return kHookJobOrder | kHookPreemptable; }
   void OnSessionOpen(Session& ssn) override { total_ = ssn.total_allocatable(); }
   int JobOrder(const Session&, const JobInfo& a, const JobInfo& b) const override {
     return Cmp(DominantShare(a.allocated, total_), DominantShare(b.allocated, total_));
+  }
+  // A victim may go while its job's dominant share, after losing it, stays at or above the preemptor
+  // job's share after gaining the preemptor (Volcano drf.go, shareDelta 1e-6).
+  std::optional<std::vector<const TaskInfo*>> Preemptable(const Session& ssn, const TaskInfo& preemptor,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    const JobInfo* pj = ssn.state().FindJob(preemptor.job);
+    double ls = DominantShare((pj ? pj->allocated : Resource()) + preemptor.request, total_);
+    std::map<std::string, Resource> alloc;
+    std::vector<const TaskInfo*> out;
+    for (const TaskInfo* t : c) {
+      auto it = alloc.find(t->job);
+      if (it == alloc.end()) {
+        const JobInfo* vj = ssn.state().FindJob(t->job);
+        it = alloc.emplace(t->job, vj ? vj->allocated : t->request).first;
+      }
+      it->second -= t->request;
+      double rs = DominantShare(it->second, total_);
+      if (ls < rs || std::fabs(ls - rs) <= 1e-6) out.push_back(t);
+    }
+    return out;
   }
 
  private:
@@ -118,7 +218,35 @@ class ProportionPlugin final : public Plugin {
  public:
   std::string Name() const override { return "proportion"; }
   uint32_t Hooks() const override {
-    return kHookQueueOrder | kHookOverused | kHookAllocatable | kHookJobEnqueueable;
+    return kHookQueueOrder | kHookOverused | kHookAllocatable | kHookJobEnqueueable | kHookReclaimable;
+  }
+
+  // Reclaim takes only a queue's surplus: a victim may go when its (reclaimable) queue keeps at least its
+  // deserved share on every dimension the victim uses. Volcano checks "still above deserved" before
+  // subtracting, which lets the last eviction push the victim queue below deserved and reclaim back;
+  // checking after subtracting cannot oscillate.
+  std::optional<std::vector<const TaskInfo*>> Reclaimable(const Session& ssn, const TaskInfo&,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    std::map<std::string, Resource> alloc;
+    std::vector<const TaskInfo*> out;
+    for (const TaskInfo* t : c) {
+      const JobInfo* vj = ssn.state().FindJob(t->job);
+      if (!vj) continue;
+      const QueueInfo* vq = ssn.state().FindQueue(vj->queue);
+      auto at = attrs_.find(vj->queue);
+      if (!vq || !vq->reclaimable || at == attrs_.end()) continue;
+      auto it = alloc.try_emplace(vj->queue, vq->allocated).first;
+      Resource after = it->second - t->request;
+      bool keeps = true;
+      for (int i = 0; i < kMaxResources; ++i) {
+        if (i == kPods || t->request.Get(i) <= 0) continue;
+        if (after.Get(i) < at->second.deserved.Get(i)) { keeps = false; break; }
+      }
+      if (!keeps) continue;
+      it->second = after;
+      out.push_back(t);
+    }
+    return out;
   }
 
   void OnSessionOpen(Session& ssn) override {

@@ -74,6 +74,8 @@ CycleResult Scheduler::RunCycle(WallTime now) {
     if (action == "enqueue") Enqueue(ssn);
     else if (action == "allocate") Allocate(ssn);
     else if (action == "backfill") Backfill(ssn);
+    else if (action == "preempt") EvictFor(ssn, false);
+    else if (action == "reclaim") EvictFor(ssn, true);
     else continue;  // not implemented (Validate warned)
     out.metrics.action_us[action] += ssn.NowUs() - ta;
   }
@@ -644,7 +646,7 @@ void Scheduler::ReleaseStuckGangs(Session& ssn) {
     Statement stmt(&state_);
     for (const TaskInfo* t : state_.TasksOfJob(key)) {
       if (t->status == TaskStatus::kBinding || t->status == TaskStatus::kBound || t->status == TaskStatus::kRunning)
-        (void)stmt.Evict(t->uid, "GangTimeout");
+        (void)stmt.Evict(t->uid, "GangTimeout", {});
     }
     stmt.Commit(&ssn.result(), nullptr);
     j.sched.partial_since.reset();

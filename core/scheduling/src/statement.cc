@@ -14,7 +14,7 @@ Status Statement::Allocate(const std::string& uid, const std::string& node) {
   TaskInfo* t = state_->MutableTask(uid);
   if (!t || t->status != TaskStatus::kPending) return Status(StatusCode::kFailedPrecondition, "task not pending: " + uid);
   if (!state_->FindNode(node)) return Status(StatusCode::kFailedPrecondition, "unknown node " + node);
-  entries_.push_back({Op::kAllocate, uid, node, t->status, t->node, {}});
+  entries_.push_back({Op::kAllocate, uid, node, t->status, t->node, {}, {}});
   state_->Transition(*t, TaskStatus::kAllocated, node);
   return Status::OK();
 }
@@ -23,16 +23,16 @@ Status Statement::Pipeline(const std::string& uid, const std::string& node) {
   TaskInfo* t = state_->MutableTask(uid);
   if (!t || t->status != TaskStatus::kPending) return Status(StatusCode::kFailedPrecondition, "task not pending: " + uid);
   if (!state_->FindNode(node)) return Status(StatusCode::kFailedPrecondition, "unknown node " + node);
-  entries_.push_back({Op::kPipeline, uid, node, t->status, t->node, {}});
+  entries_.push_back({Op::kPipeline, uid, node, t->status, t->node, {}, {}});
   state_->Transition(*t, TaskStatus::kPipelined, node);
   return Status::OK();
 }
 
-Status Statement::Evict(const std::string& uid, const std::string& reason) {
+Status Statement::Evict(const std::string& uid, const std::string& reason, const std::string& preemptor) {
   TaskInfo* t = state_->MutableTask(uid);
   if (!t || !OccupiesNode(t->status) || t->status == TaskStatus::kReleasing)
     return Status(StatusCode::kFailedPrecondition, "task not evictable: " + uid);
-  entries_.push_back({Op::kEvict, uid, t->node, t->status, t->node, reason});
+  entries_.push_back({Op::kEvict, uid, t->node, t->status, t->node, reason, preemptor});
   state_->Transition(*t, TaskStatus::kReleasing, t->node);
   return Status::OK();
 }
@@ -46,12 +46,16 @@ void Statement::Commit(CycleResult* out, std::vector<Entry>* pipelined) {
         if (t->status != TaskStatus::kAllocated) break;
         state_->Transition(*t, TaskStatus::kBinding, t->node);
         out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job});
+        state_->BumpVictims();  // a newly placed task is a possible victim for a starving job
         break;
       case Op::kPipeline:
         if (pipelined) pipelined->push_back(e);
         break;
       case Op::kEvict:
-        out->evictions.push_back({t->uid, t->ns, t->name, t->node, e.reason});
+        // The task stays kReleasing (it holds its node until the pod is gone); ClusterState keeps that
+        // assumption against stale informer updates until the delete shows or EvictFailed() is called.
+        t->evicting = true;
+        out->evictions.push_back({t->uid, t->ns, t->name, t->node, e.reason, t->job, e.preemptor});
         break;
     }
   }

@@ -40,7 +40,7 @@ TEST(SchedulerConf, ProportionWithDrfHierarchyRejected) {
 
 TEST(SchedulerConf, KnownButUnimplementedWarns) {
   SchedulerConf c = SchedulerConf::Default();
-  c.actions.push_back("preempt");
+  c.actions.push_back("shuffle");
   c.tiers[1].plugins.push_back(PluginOption::Named("sla"));
   std::vector<std::string> warnings;
   EXPECT_TRUE(c.Validate(PluginRegistry::Builtin(), &warnings).ok());

@@ -80,6 +80,9 @@ class ClusterState {
   // A 409 Conflict from pods/binding means "already assigned": call BindSucceeded instead and let the
   // informer's nodeName win. Returns the uids rolled back, sorted.
   std::vector<std::string> BindFailed(const std::string& uid, const std::string& reason);
+  // The pod delete for an eviction failed (not NotFound): the victim returns to the status it had before
+  // the eviction, so it is neither counted as releasing nor evicted twice meanwhile. Unknown uid: ignored.
+  void EvictFailed(const std::string& uid);
 
   // ---- read access (pointers valid until the object is removed) ----
   const NodeInfo* FindNode(const std::string& name) const;
@@ -116,6 +119,9 @@ class ClusterState {
   // Pods (any status) that carry required anti-affinity terms; 0 lets predicates skip the symmetric check.
   int anti_affinity_pods() const { return anti_affinity_pods_; }
   uint64_t capacity_epoch() const { return capacity_epoch_; }
+  // Moves when a task may have become a possible victim (a pod placed or confirmed on a node, priorities,
+  // jobs or queues changed): preempt/reclaim retry a starving job only when this or capacity moved.
+  uint64_t victim_epoch() const { return victim_epoch_; }
 
   // Last bind failure recorded for a job by BindFailed (consumed by the next cycle's status update).
   std::string TakeBindFailure(const std::string& job_key);
@@ -125,6 +131,7 @@ class ClusterState {
   friend class Session;
   friend class Scheduler;
   friend class Allocator;
+  friend class VictimPlanner;
   struct NodeSlot;
   struct JobSlot;
 
@@ -136,10 +143,11 @@ class ClusterState {
   uint32_t InternShape(const TaskInfo& task);
   int NodeIndex(const std::string& name) const;  // -1 if unknown
   void BumpCapacity() { ++capacity_epoch_; }
+  void BumpVictims() { ++victim_epoch_; }
 
   CoreOptions options_;
   ResourceRegistry registry_;
-  uint64_t generation_ = 1, capacity_epoch_ = 1;
+  uint64_t generation_ = 1, capacity_epoch_ = 1, victim_epoch_ = 1;
   int anti_affinity_pods_ = 0;
 
   // Nodes live in a slot vector (stable indexes for per-cycle bitmaps); removed slots are reused.

@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,8 @@ enum Hook : uint32_t {
   kHookPredicate = 1u << 9,   // StaticPredicate and/or DynamicPredicate
   kHookNodeOrder = 1u << 10,
   kHookHyperNodeOrder = 1u << 11,
+  kHookPreemptable = 1u << 12,  // enablePreemptable
+  kHookReclaimable = 1u << 13,  // enableReclaimable
 };
 
 struct ValidateResult {
@@ -91,6 +94,18 @@ class Plugin {
   virtual void OnJobEnqueued(Session&, const JobInfo&) {}
   // Higher is better; used to rank HyperNodes of one tier that can hold a job.
   virtual double HyperNodeScore(const Session&, const JobInfo&, const std::string& hypernode) const { return 0; }
+  // Victim selection (Volcano preemptableFn / reclaimableFn): given the preemptor (a pending task of the
+  // starving job) and candidate victims (occupying, not releasing), return the subset this plugin allows,
+  // in candidate order. nullopt abstains. Plugins that judge a set (gang: how many tasks of one job may
+  // go) see the whole candidate list at once.
+  virtual std::optional<std::vector<const TaskInfo*>> Preemptable(const Session&, const TaskInfo& preemptor,
+                                                                  const std::vector<const TaskInfo*>& candidates) const {
+    return std::nullopt;
+  }
+  virtual std::optional<std::vector<const TaskInfo*>> Reclaimable(const Session&, const TaskInfo& reclaimer,
+                                                                  const std::vector<const TaskInfo*>& candidates) const {
+    return std::nullopt;
+  }
 };
 
 using PluginFactory = std::function<std::unique_ptr<Plugin>(const PluginOption& option)>;
@@ -148,6 +163,11 @@ class Session {
   double NodeScore(const TaskInfo& t, const NodeInfo& n) const;
   bool JobDependentScore(const JobInfo& job) const;
   double HyperNodeScore(const JobInfo& job, const std::string& hypernode) const;
+  // Volcano 8.3: intersection of the plugins' answers within a tier; the first tier where some plugin
+  // answered decides; an empty answer vetoes (no victims). Nobody answering = no victims either (an
+  // eviction needs at least one plugin's consent).
+  std::vector<const TaskInfo*> Preemptable(const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates) const;
+  std::vector<const TaskInfo*> Reclaimable(const TaskInfo& reclaimer, const std::vector<const TaskInfo*>& candidates) const;
   bool HasHook(Hook h) const;
   void JobEnqueued(const JobInfo& job);
 

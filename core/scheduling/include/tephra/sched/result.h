@@ -19,7 +19,9 @@ struct BindDecision {
 
 struct EvictDecision {
   std::string task_uid, ns, name, node;
-  std::string reason;  // e.g. "preempt", "reclaim"
+  std::string reason;     // "preempt", "reclaim", "GangTimeout"
+  std::string job;        // victim's job key ("<ns>/<podgroup>"), "" for pods outside a gang
+  std::string preemptor;  // job key of the job the victim makes room for ("" for GangTimeout)
 };
 
 struct PodGroupCondition {
@@ -66,6 +68,7 @@ struct CycleMetrics {
   int64_t jobs_considered = 0;     // jobs the allocate action actually tried this cycle
   int64_t jobs_skipped_clean = 0;  // unschedulable jobs skipped because nothing relevant changed
   int64_t placements = 0;          // tasks placed (allocated or pipelined) and committed
+  int64_t evictions = 0;           // victims evicted by preempt/reclaim this cycle
 };
 
 struct CycleResult {

@@ -63,6 +63,9 @@ class Scheduler {
   void Enqueue(Session& ssn);
   void Allocate(Session& ssn);
   void Backfill(Session& ssn);
+  // preempt (reclaim=false) and reclaim (reclaim=true): see victims.cc.
+  void EvictFor(Session& ssn, bool reclaim);
+  friend class VictimPlanner;
   void ReleaseStuckGangs(Session& ssn);
   void WriteStatus(Session& ssn);
   friend class Allocator;

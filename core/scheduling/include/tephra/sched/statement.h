@@ -26,6 +26,7 @@ class Statement {
     TaskStatus prev_status;
     std::string prev_node;
     std::string reason;  // evict reason
+    std::string preemptor;  // evict: job key the eviction makes room for
   };
 
   explicit Statement(ClusterState* state) : state_(state) {}
@@ -38,7 +39,7 @@ class Statement {
   // Pending task -> kPipelined on `node` (counts against the node's future idle).
   core::Status Pipeline(const std::string& task_uid, const std::string& node);
   // Occupying task -> kReleasing.
-  core::Status Evict(const std::string& task_uid, const std::string& reason);
+  core::Status Evict(const std::string& task_uid, const std::string& reason, const std::string& preemptor = {});
 
   // Allocated -> kBinding with a BindDecision appended; Evict -> EvictDecision; Pipeline entries are
   // returned through *pipelined for the session to undo at cycle end. Idempotent; empties the journal.

@@ -108,6 +108,7 @@ struct TaskInfo {
   std::string role;  // volcano.sh/task-spec
   Resource request;  // init-container max rule already applied by the caller
   int32_t priority = 0;
+  std::string priority_class_name;  // spec.priorityClassName (conformance protects the system-*-critical ones)
   TaskStatus status = TaskStatus::kPending;
   std::string node;  // spec.nodeName (empty while pending)
   Labels labels;     // pod labels (matched by other pods' anti-affinity)
@@ -123,6 +124,7 @@ struct TaskInfo {
   // ---- maintained by ClusterState ----
   bool best_effort = false;  // request.IsBestEffort()
   uint32_t shape = 0;        // interned scheduling shape: identical pod specs share predicate results
+  bool evicting = false;     // the core decided to evict it (kReleasing) and the API has not confirmed yet
 };
 
 enum class PodGroupPhase : uint8_t { kPending, kInqueue, kRunning, kUnknown, kCompleted };
@@ -167,6 +169,12 @@ struct JobInfo {
     uint64_t status_version = 0;  // job version when its status was last evaluated (0 = never)
     bool ever_ready = false;      // reached minMember at least once (then it is not a stuck partial gang)
     std::optional<WallTime> partial_since;  // first cycle seen holding pods below minMember
+    // Last preempt/reclaim attempt that found no acceptable victims (per action: 0 preempt, 1 reclaim);
+    // retried only when the job, capacity or the set of possible victims changed, or every N cycles.
+    struct EvictMemo {
+      bool failed = false;
+      uint64_t version = 0, capacity_epoch = 0, victim_epoch = 0, cycle = 0;
+    } evict[2];
   } sched;
 
   int Count(TaskStatus s) const { return status_count[static_cast<size_t>(s)]; }

@@ -1,0 +1,292 @@
+// preempt and reclaim actions (volcano-compat 8.4): a starving gang (pending tasks, ready + pipelined below
+// minMember) makes room by evicting victims, then pipelines its tasks onto the nodes being freed.
+//
+//   preempt  victims are tasks of other jobs in the starving job's queue; plugins answer Preemptable
+//            (priority: strictly lower priority; gang: keep minMember or take the whole job; conformance:
+//            never critical pods; drf: share order).
+//   reclaim  the starving job's queue is not overused; victims are tasks of jobs in other, reclaimable
+//            queues; plugins answer Reclaimable (gang, conformance, proportion). The action also refuses a
+//            victim whose queue would fall below its deserved share (proportion's numbers), whatever tier
+//            answered: taking more than the surplus would only make that queue reclaim it back.
+//
+// Everything for one starving job goes through one Statement: evictions and pipelined placements are
+// committed together when the job becomes pipelined (gang JobPipelined), otherwise discarded, so a gang
+// that cannot fit even after evicting never evicts anything. Pipelined placements last for the cycle only
+// (the session undoes them at close); the victims stay kReleasing (TaskInfo::evicting) until their pods
+// are gone, and the next cycles place the preemptor onto the FutureIdle they leave (allocate pipelines,
+// then binds once the victims are deleted). A victim already releasing is never chosen again, which keeps
+// repeated cycles from evicting more than once for the same need.
+//
+// Victim choice per preemptor task: first a node whose FutureIdle already fits (no eviction: capacity
+// released earlier, or by this job's own earlier evictions); otherwise the node that needs the fewest
+// evictions, name order breaking ties. Victims on a node go lowest TaskOrder first (reverse of the
+// scheduling order: lower priority, then younger). A victim whose job would drop below minMember takes
+// the rest of its job with it (all of them must be permitted victims), never leaving a broken gang.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "tephra/sched/scheduler.h"
+
+namespace tephra::sched {
+
+namespace {
+bool IsVictimStatus(const TaskInfo& t) {
+  return (t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound) && !t.evicting && !t.node.empty();
+}
+}  // namespace
+
+class VictimPlanner {
+ public:
+  VictimPlanner(Scheduler& s, Session& ssn, bool reclaim)
+      : s_(s), ssn_(ssn), st_(s.state_), reclaim_(reclaim), reason_(reclaim ? "reclaim" : "preempt") {}
+
+  void Run() {
+    const bool enqueue_on =
+        std::find(s_.conf_.actions.begin(), s_.conf_.actions.end(), "enqueue") != s_.conf_.actions.end();
+    const int retry = st_.options().retry_unchanged_every_cycles;
+    const int mi = reclaim_ ? 1 : 0;
+    std::map<std::string, std::vector<JobInfo*>> by_queue;
+    for (auto& [key, j] : st_.jobs_) {
+      if (j.Count(TaskStatus::kPending) - j.pending_best_effort <= 0) continue;
+      if (j.ReadyCount() + j.Count(TaskStatus::kPipelined) >= std::max(1, j.min_member)) continue;  // not starving
+      if (enqueue_on && j.phase == PodGroupPhase::kPending) continue;
+      // Topology-constrained gangs are placed only by allocate's HyperNode search (Volcano excludes them too).
+      if (j.network_topology.mode == TopologyMode::kHard) continue;
+      const auto& m = j.sched.evict[mi];
+      if (m.failed && m.version == j.version && m.capacity_epoch == st_.capacity_epoch() &&
+          m.victim_epoch == st_.victim_epoch() && (retry <= 0 || s_.cycle_ - m.cycle < static_cast<uint64_t>(retry)))
+        continue;
+      const QueueInfo* q = st_.FindQueue(j.queue);
+      if (!q || q->state != QueueState::kOpen) continue;
+      if (!ssn_.JobValid(j).pass) continue;
+      by_queue[j.queue].push_back(&j);
+    }
+    if (by_queue.empty()) return;
+    std::vector<const QueueInfo*> queues;
+    for (const auto& [name, jobs] : by_queue) queues.push_back(st_.FindQueue(name));
+    std::stable_sort(queues.begin(), queues.end(),
+                     [&](const QueueInfo* a, const QueueInfo* b) { return ssn_.QueueLess(*a, *b); });
+    for (const QueueInfo* q : queues) {
+      auto& jobs = by_queue[q->name];
+      std::stable_sort(jobs.begin(), jobs.end(), [&](const JobInfo* a, const JobInfo* b) { return ssn_.JobLess(*a, *b); });
+      for (JobInfo* j : jobs) {
+        if (reclaim_ && ssn_.Overused(*q)) break;
+        uint64_t version_before = j->version;
+        bool ok = TryJob(*j, *q);
+        auto& m = j->sched.evict[mi];
+        m.failed = !ok;
+        if (!ok) {
+          // A discarded attempt moved the job's version; it changed nothing durable, so neither this memo
+          // nor allocate's must treat that as news.
+          if (j->sched.failed && j->sched.failed_version == version_before) j->sched.failed_version = j->version;
+          m.version = j->version;
+          m.capacity_epoch = st_.capacity_epoch();
+          m.victim_epoch = st_.victim_epoch();
+          m.cycle = s_.cycle_;
+        }
+      }
+    }
+  }
+
+ private:
+  // Candidate victims for `job`, in a deterministic order (job key, then creation order).
+  std::vector<const TaskInfo*> Candidates(const JobInfo& job) const {
+    std::vector<const TaskInfo*> out;
+    for (const auto& [key, vj] : st_.jobs_) {
+      if (key == job.key) continue;
+      if (!reclaim_ && vj.queue != job.queue) continue;
+      if (reclaim_) {
+        if (vj.queue == job.queue) continue;
+        const QueueInfo* vq = st_.FindQueue(vj.queue);
+        if (!vq || !vq->reclaimable || !AboveDeserved(*vq, vq->allocated)) continue;
+      }
+      if (vj.Count(TaskStatus::kRunning) + vj.Count(TaskStatus::kBound) == 0) continue;
+      auto it = st_.tasks_by_job_.find(key);
+      if (it == st_.tasks_by_job_.end()) continue;
+      size_t first = out.size();
+      for (const TaskInfo* t : it->second)
+        if (IsVictimStatus(*t)) out.push_back(t);
+      std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), [](const TaskInfo* a, const TaskInfo* b) {
+        return a->creation_index != b->creation_index ? a->creation_index < b->creation_index : a->uid < b->uid;
+      });
+    }
+    return out;
+  }
+
+  // Whether a queue holding `alloc` is at or above its deserved share on its dominant dimension
+  // (no deserved published, e.g. proportion off: no restriction).
+  bool AboveDeserved(const QueueInfo& q, const Resource& alloc) const {
+    const auto& des = ssn_.queue_deserved();
+    auto it = des.find(q.name);
+    if (it == des.end()) return true;
+    for (int i = 0; i < kMaxResources; ++i) {
+      if (i == kPods || alloc.Get(i) <= 0) continue;
+      if (alloc.Get(i) >= it->second.Get(i)) return true;
+    }
+    return false;
+  }
+
+  // Victims that also take the rest of their job (the job would drop below minMember): the rest, or
+  // nullopt when some of the rest is not a permitted victim.
+  // `planned` counts victims already picked per job by the plan being built (not evicted yet).
+  std::optional<std::vector<const TaskInfo*>> Closure(const TaskInfo& v, const std::map<std::string, int>& planned,
+                                                      const std::unordered_set<const TaskInfo*>& in_plan) const {
+    std::vector<const TaskInfo*> rest;
+    const JobInfo* j = v.job.empty() ? nullptr : st_.FindJob(v.job);
+    auto pit = planned.find(v.job);
+    int already = pit == planned.end() ? 0 : pit->second;
+    if (!j || j->min_member <= 0 || j->ReadyCount() - already - 1 >= j->min_member) return rest;
+    auto it = st_.tasks_by_job_.find(v.job);
+    if (it == st_.tasks_by_job_.end()) return rest;
+    for (const TaskInfo* t : it->second) {
+      if (t == &v || in_plan.count(t) || !OccupiesNode(t->status) || t->status == TaskStatus::kReleasing) continue;
+      if (!allowed_.count(t)) return std::nullopt;
+      rest.push_back(t);
+    }
+    std::sort(rest.begin(), rest.end(), [](const TaskInfo* a, const TaskInfo* b) { return a->uid < b->uid; });
+    return rest;
+  }
+
+  // Reclaim must not take a victim whose queue would fall below deserved (see the file comment).
+  bool QueueKeepsShare(const TaskInfo& v) {
+    if (!reclaim_) return true;
+    const JobInfo* j = st_.FindJob(v.job);
+    const QueueInfo* q = j ? st_.FindQueue(j->queue) : nullptr;
+    if (!q) return true;
+    return AboveDeserved(*q, q->allocated - v.request);
+  }
+
+  // Evictions needed on `node` for `t`, as the ordered victim list (closures included), or nullopt.
+  std::optional<std::vector<const TaskInfo*>> PlanNode(const TaskInfo& t, const NodeInfo& n,
+                                                       const std::vector<const TaskInfo*>& victims) {
+    Resource avail = n.FutureIdle();
+    std::vector<const TaskInfo*> plan;
+    std::unordered_set<const TaskInfo*> in_plan;
+    std::map<std::string, int> planned;
+    // Queue allocations as the plan would leave them (reclaim's share guard must see earlier picks).
+    std::map<std::string, Resource> qalloc;
+    for (const TaskInfo* v : victims) {
+      if (t.request.FitsIn(avail)) break;
+      if (in_plan.count(v) || !IsVictimStatus(*v)) continue;
+      auto rest = Closure(*v, planned, in_plan);
+      if (!rest) continue;
+      if (reclaim_) {
+        bool keeps = true;
+        std::map<std::string, Resource> trial = qalloc;
+        auto take = [&](const TaskInfo* x) {
+          const JobInfo* j = st_.FindJob(x->job);
+          const QueueInfo* q = j ? st_.FindQueue(j->queue) : nullptr;
+          if (!q) return;
+          auto it = trial.try_emplace(q->name, q->allocated).first;
+          it->second -= x->request;
+          if (!AboveDeserved(*q, it->second)) keeps = false;
+        };
+        take(v);
+        for (const TaskInfo* x : *rest) take(x);
+        if (!keeps) continue;
+        qalloc = std::move(trial);
+      }
+      plan.push_back(v);
+      in_plan.insert(v);
+      ++planned[v->job];
+      avail += v->request;
+      for (const TaskInfo* x : *rest) {
+        if (!in_plan.insert(x).second) continue;
+        plan.push_back(x);
+        ++planned[x->job];
+        if (x->node == n.name) avail += x->request;
+      }
+    }
+    if (!t.request.FitsIn(avail)) return std::nullopt;
+    return plan;
+  }
+
+  bool TryJob(JobInfo& job, const QueueInfo& q) {
+    std::vector<TaskInfo*> tasks;
+    if (auto it = st_.tasks_by_job_.find(job.key); it != st_.tasks_by_job_.end())
+      for (TaskInfo* t : it->second)
+        if (t->status == TaskStatus::kPending && !t->scheduling_gated && !t->best_effort) tasks.push_back(t);
+    if (tasks.empty()) return false;
+    std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*a, *b); });
+
+    // Plugins judge victims per job (every built-in hook compares jobs, or the victims themselves), so one
+    // call with the job's first task as preemptor covers all of its tasks.
+    std::vector<const TaskInfo*> cands = Candidates(job);
+    std::vector<const TaskInfo*> permitted;
+    if (!cands.empty())
+      permitted = reclaim_ ? ssn_.Reclaimable(*tasks[0], cands) : ssn_.Preemptable(*tasks[0], cands);
+    allowed_.clear();
+    allowed_.insert(permitted.begin(), permitted.end());
+    // Per node, victims in eviction order: the reverse of the scheduling order.
+    std::map<std::string, std::vector<const TaskInfo*>> by_node;
+    for (const TaskInfo* v : permitted) by_node[v->node].push_back(v);
+    for (auto& [node, vs] : by_node)
+      std::stable_sort(vs.begin(), vs.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*b, *a); });
+
+    Statement stmt(&st_);
+    Resource promised;  // pipelined requests of this job (not in its queue's allocated yet)
+    bool evicted_any = false;
+    for (TaskInfo* t : tasks) {
+      if (reclaim_) {
+        QueueInfo view = q;
+        view.allocated += promised;
+        if (!ssn_.Allocatable(view, *t)) break;
+      }
+      std::string target;
+      std::vector<const TaskInfo*> plan;
+      // 1. Capacity already being released (or idle): no new eviction.
+      for (int slot : st_.SchedulableNodes()) {
+        const NodeInfo& n = st_.NodeAt(slot);
+        if (!t->request.FitsIn(n.FutureIdle())) continue;
+        if (!ssn_.StaticPredicate(*t, n).empty() || !ssn_.DynamicPredicate(*t, n).empty()) continue;
+        target = n.name;
+        break;
+      }
+      // 2. The node needing the fewest evictions.
+      if (target.empty()) {
+        for (const auto& [node, vs] : by_node) {
+          const NodeInfo* n = st_.FindNode(node);
+          if (!n || !n->ready || n->unschedulable || !ssn_.StaticPredicate(*t, *n).empty()) continue;
+          auto p = PlanNode(*t, *n, vs);
+          if (!p || p->empty()) continue;
+          if (target.empty() || p->size() < plan.size()) {
+            target = node;
+            plan = std::move(*p);
+          }
+        }
+      }
+      if (target.empty()) break;  // this task cannot be placed; the gang verdict comes below
+      for (const TaskInfo* v : plan) {
+        if (stmt.Evict(v->uid, reason_, job.key).ok()) evicted_any = true;
+      }
+      if (!stmt.Pipeline(t->uid, target).ok()) break;
+      promised += t->request;
+    }
+    if (!evicted_any || !ssn_.JobPipelined(job)) {
+      // No eviction without the gang fitting; and nothing to do here when no eviction was needed (the job
+      // only waits for capacity already being released: allocate pipelines it).
+      stmt.Discard();
+      return false;
+    }
+    size_t before = ssn_.result().evictions.size();
+    stmt.Commit(&ssn_.result(), &ssn_.pipelined());
+    ssn_.result().metrics.evictions += static_cast<int64_t>(ssn_.result().evictions.size() - before);
+    return true;
+  }
+
+  Scheduler& s_;
+  Session& ssn_;
+  ClusterState& st_;
+  bool reclaim_;
+  std::string reason_;
+  std::unordered_set<const TaskInfo*> allowed_;
+};
+
+void Scheduler::EvictFor(Session& ssn, bool reclaim) {
+  VictimPlanner p(*this, ssn, reclaim);
+  p.Run();
+}
+
+}  // namespace tephra::sched
