@@ -10,6 +10,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -26,7 +28,9 @@ const char* Reason(int status) {
     case 400: return "Bad Request";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
-    case 413: return "Request Header Fields Too Large";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
     default: return "Unknown";
@@ -52,6 +56,36 @@ void SendResponse(int fd, const ServerResponse& r, bool head) {
   WriteAll(fd, out);
 }
 
+// Value of header `name` (case-insensitive) in the request head, trimmed; "" when absent.
+std::string HeaderValue(const std::string& head, const std::string& name) {
+  size_t pos = head.find("\r\n");
+  while (pos != std::string::npos && pos + 2 < head.size()) {
+    size_t start = pos + 2;
+    size_t end = head.find("\r\n", start);
+    if (end == std::string::npos || end == start) break;
+    std::string line = head.substr(start, end - start);
+    auto colon = line.find(':');
+    if (colon != std::string::npos && colon == name.size() &&
+        std::equal(name.begin(), name.end(), line.begin(),
+                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
+                                               std::tolower(static_cast<unsigned char>(b)); })) {
+      std::string v = line.substr(colon + 1);
+      v.erase(0, v.find_first_not_of(" \t"));
+      v.erase(v.find_last_not_of(" \t") + 1);
+      return v;
+    }
+    pos = end;
+  }
+  return {};
+}
+
+bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 }  // namespace
 
 HttpServer::HttpServer() = default;
@@ -60,6 +94,11 @@ HttpServer::~HttpServer() { Stop(); }
 void HttpServer::Handle(const std::string& path, HttpHandler handler) {
   std::lock_guard<std::mutex> l(mu_);
   handlers_[path] = std::move(handler);
+}
+
+void HttpServer::HandlePost(const std::string& path, HttpHandler handler) {
+  std::lock_guard<std::mutex> l(mu_);
+  post_handlers_[path] = std::move(handler);
 }
 
 core::Status HttpServer::Start(const std::string& address) {
@@ -143,11 +182,13 @@ void HttpServer::Serve() {
 }
 
 void HttpServer::HandleConnection(int fd) {
+  const std::string text = "text/plain; charset=utf-8";
   std::string head;
-  char buf[2048];
-  while (head.find("\r\n\r\n") == std::string::npos) {
+  char buf[8192];
+  size_t head_end;
+  while ((head_end = head.find("\r\n\r\n")) == std::string::npos) {
     if (head.size() > kMaxRequestHead) {
-      SendResponse(fd, {413, "text/plain; charset=utf-8", "request head too large\n"}, false);
+      SendResponse(fd, {431, text, "request head too large\n"}, false);
       return;
     }
     ssize_t n = ::recv(fd, buf, sizeof buf, 0);
@@ -155,12 +196,15 @@ void HttpServer::HandleConnection(int fd) {
     if (n <= 0) return;
     head.append(buf, static_cast<size_t>(n));
   }
+  // Whatever arrived after the blank line is the start of the body.
+  std::string body = head.substr(head_end + 4);
+  head.resize(head_end + 2);  // keep the last header's CRLF so HeaderValue sees complete lines
   auto eol = head.find("\r\n");
   std::string line = head.substr(0, eol);
   auto s1 = line.find(' ');
   auto s2 = line.find(' ', s1 == std::string::npos ? 0 : s1 + 1);
   if (s1 == std::string::npos || s2 == std::string::npos) {
-    SendResponse(fd, {400, "text/plain; charset=utf-8", "malformed request line\n"}, false);
+    SendResponse(fd, {400, text, "malformed request line\n"}, false);
     return;
   }
   ServerRequest req;
@@ -169,26 +213,72 @@ void HttpServer::HandleConnection(int fd) {
   auto q = target.find('?');
   req.path = target.substr(0, q);
   if (q != std::string::npos) req.query = target.substr(q + 1);
-  bool head_only = req.method == "HEAD";
-  if (req.method != "GET" && !head_only) {
-    SendResponse(fd, {405, "text/plain; charset=utf-8", "only GET and HEAD are supported\n"}, false);
+  const bool head_only = req.method == "HEAD";
+  const bool post = req.method == "POST";
+  if (req.method != "GET" && !head_only && !post) {
+    SendResponse(fd, {405, text, "only GET, HEAD and POST are supported\n"}, false);
     return;
   }
   HttpHandler h;
+  bool other_method = false;  // the path exists, but not for this method
   {
     std::lock_guard<std::mutex> l(mu_);
-    auto it = handlers_.find(req.path);
-    if (it != handlers_.end()) h = it->second;
+    auto& mine = post ? post_handlers_ : handlers_;
+    auto& other = post ? handlers_ : post_handlers_;
+    auto it = mine.find(req.path);
+    if (it != mine.end()) h = it->second;
+    else other_method = other.count(req.path) > 0;
   }
   if (!h) {
-    SendResponse(fd, {404, "text/plain; charset=utf-8", "404 page not found\n"}, head_only);
+    if (other_method) SendResponse(fd, {405, text, req.method + " is not supported on " + req.path + "\n"}, head_only);
+    else SendResponse(fd, {404, text, "404 page not found\n"}, head_only);
     return;
+  }
+  if (post) {
+    if (!HeaderValue(head, "Transfer-Encoding").empty() && !EqualsIgnoreCase(HeaderValue(head, "Transfer-Encoding"), "identity")) {
+      SendResponse(fd, {411, text, "request body must have a Content-Length (chunked is not supported)\n"}, false);
+      return;
+    }
+    const std::string cl = HeaderValue(head, "Content-Length");
+    size_t length = 0;
+    if (!cl.empty()) {
+      // Digits only: a sign, spaces or a suffix make the length ambiguous, so they are rejected.
+      if (cl.size() > 19 || cl.find_first_not_of("0123456789") != std::string::npos) {
+        SendResponse(fd, {400, text, "malformed Content-Length \"" + cl + "\"\n"}, false);
+        return;
+      }
+      length = static_cast<size_t>(std::stoull(cl));
+    }
+    if (length > max_body_bytes_) {
+      SendResponse(fd, {413, text, "request body of " + std::to_string(length) + " bytes exceeds the limit of " +
+                                       std::to_string(max_body_bytes_) + " bytes\n"}, false);
+      return;
+    }
+    if (body.size() > length) {
+      SendResponse(fd, {400, text, "more data than Content-Length (pipelining is not supported)\n"}, false);
+      return;
+    }
+    // curl and some clients wait for this interim response before sending a large body.
+    if (EqualsIgnoreCase(HeaderValue(head, "Expect"), "100-continue") && body.size() < length)
+      WriteAll(fd, "HTTP/1.1 100 Continue\r\n\r\n");
+    body.reserve(length);
+    while (body.size() < length) {
+      ssize_t n = ::recv(fd, buf, std::min(sizeof buf, length - body.size()), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        // Timeout or the peer closed early: tell it (if it still listens) rather than run a truncated body.
+        SendResponse(fd, {400, text, "request body shorter than Content-Length\n"}, false);
+        return;
+      }
+      body.append(buf, static_cast<size_t>(n));
+    }
+    req.body = std::move(body);
   }
   ServerResponse resp;
   try {
     resp = h(req);
   } catch (const std::exception& e) {
-    resp = {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n"};
+    resp = {500, text, std::string("internal error: ") + e.what() + "\n"};
   }
   SendResponse(fd, resp, head_only);
 }
