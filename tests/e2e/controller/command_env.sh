@@ -16,7 +16,9 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 NS=default
 
 k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+# kubectl wait right after apply can fail on a CRD whose status has no conditions yet: retry it.
+crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
+wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
 
 rc=0
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --cpu 32 --gpus 0 || rc=$?
