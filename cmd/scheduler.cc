@@ -33,6 +33,11 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
       ->delimiter(',');
   app->add_option("--retry-unchanged-every", o->retry_unchanged_every_cycles,
                   "Retry unschedulable gangs whose inputs did not change every N cycles");
+  app->add_option("--extender-address", o->extender_address,
+                  "host:port serving the kube-scheduler extender API (filter, prioritize, bind; docs/extender.md); "
+                  "default off");
+  app->add_option("--extender-prefix", o->extender_prefix,
+                  "URL path prefix of the extender API, e.g. /tephra -> /tephra/filter (kube-scheduler urlPrefix)");
   app->callback([=] {
     o->kubeconfig = flags->kubeconfig;
     o->master = flags->master;

@@ -22,6 +22,7 @@
 #include "tephra/scheduler/binder.h"
 #include "tephra/scheduler/conf.h"
 #include "tephra/scheduler/convert.h"
+#include "tephra/scheduler/extender.h"
 #include "tephra/scheduler/status_writer.h"
 
 namespace tephra::scheduler {
@@ -411,6 +412,31 @@ int RunScheduler(const SchedulerOptions& o) {
   }
   if (g_signal) return 0;
   synced = true;
+
+  // ---- kube-scheduler extender API (docs/extender.md). Served by every replica once the caches are
+  // synced: the informers keep a standby's state as current as the leader's, so no leadership is needed.
+  kube::HttpServer extender_srv;
+  std::unique_ptr<Extender> extender;
+  if (!o.extender_address.empty()) {
+    auto e = Extender::Create(conf, sched::PluginRegistry::Builtin());
+    if (!e.ok()) {
+      log::Error("extender configuration").Kv("error", e.status());
+      return 2;
+    }
+    extender = std::move(*e);
+    InstallExtenderEndpoints(
+        extender_srv, o.extender_prefix, extender.get(),
+        [&](const std::function<void(sched::ClusterState&)>& fn) {
+          std::lock_guard l(mu);
+          fn(core_sched->state());
+        },
+        client);
+    if (auto s = extender_srv.Start(o.extender_address); !s.ok()) {
+      log::Error("cannot serve the extender API").Kv("address", o.extender_address).Kv("error", s);
+      return 2;
+    }
+    log::Info("serving the kube-scheduler extender API").Kv("address", o.extender_address).Kv("prefix", o.extender_prefix);
+  }
   {
     std::lock_guard l(mu);
     log::Info("caches synced").Kv("nodes", core_sched->state().node_count()).Kv("tasks", core_sched->state().task_count());
@@ -484,6 +510,7 @@ int RunScheduler(const SchedulerOptions& o) {
           apply_core_flags(&*c);
           std::lock_guard l(mu);
           s = core_sched->UpdateConf(*c, &w);
+          if (s.ok() && extender) s = extender->UpdateConf(*c);
           if (s.ok()) core_sched->state().set_options(c->core);
         }
         if (s.ok()) {
@@ -581,6 +608,7 @@ int RunScheduler(const SchedulerOptions& o) {
   queues->Stop();
   pcs->Stop();
   if (hypernodes) hypernodes->Stop();
+  extender_srv.Stop();
   metrics_srv.Stop();
   health_srv.Stop();
   return exit_code;

@@ -39,6 +39,10 @@ struct SchedulerOptions {
   std::string lock_object_namespace = "volcano-system";
   std::string listen_address = ":8080";  // /metrics (Volcano's --listen-address)
   std::string health_address = ":11251";  // /healthz, /readyz (Volcano's healthz port)
+  // Tephra-only: host:port serving the kube-scheduler extender API (docs/extender.md); "" = off. Paths are
+  // <extender_prefix>/filter, /prioritize and /bind.
+  std::string extender_address;
+  std::string extender_prefix;
   int bind_workers = 16;
   std::chrono::seconds conf_poll{3};
   // Tephra-only: node label keys defining leaf/spine tiers when there are no HyperNodes (CoreOptions).
