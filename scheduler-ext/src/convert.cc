@@ -170,6 +170,7 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
       t.role = it->second;
   t.request = ToResource(api::PodRequests(pod.spec), reg);
   t.priority = pod.spec.priority.value_or(0);
+  t.priority_class_name = pod.spec.priority_class_name;  // conformance never evicts system-*-critical pods
   t.status = PodStatusOf(pod);
   t.node = pod.spec.node_name;
   t.labels = pod.metadata.labels;

@@ -21,6 +21,7 @@
 #include "tephra/sched/scheduler.h"
 #include "tephra/scheduler/binder.h"
 #include "tephra/scheduler/conf.h"
+#include "tephra/scheduler/evictor.h"
 #include "tephra/scheduler/convert.h"
 #include "tephra/scheduler/extender.h"
 #include "tephra/scheduler/status_writer.h"
@@ -369,6 +370,7 @@ int RunScheduler(const SchedulerOptions& o) {
   // ---- writers
   StatusWriter writer(status_client, [&](const std::string& ns, const std::string& n) { return pgs->Get(ns, n); },
                       &clock, o.scheduler_names.front());
+  Evictor evictor(status_client, [&](EventSpec e) { writer.Event(std::move(e)); });
   std::unique_ptr<Binder> binder;
   binder = std::make_unique<Binder>(client, o.bind_workers, [&](const BindOutcome& out) {
     std::vector<std::string> rolled;
@@ -549,9 +551,15 @@ int RunScheduler(const SchedulerOptions& o) {
     }
     const size_t nbinds = res.binds.size();
     binder->Submit(std::move(res.binds));
-    for (const auto& ev : res.evictions) {
-      auto s = client->Evict(ev.ns, ev.name);
-      if (!s.ok() && !core::IsNotFound(s)) log::Warn("evict failed").Kv("pod", PodKeyEvent(ev.ns, ev.name)).Kv("error", s);
+    if (!res.evictions.empty()) {
+      // Volcano evicts by deleting the victim (Evict events on the pod and its PodGroup); a failed delete
+      // gives the victim back to the core so it is not counted as releasing.
+      EvictOutcome eo = evictor.Execute(res.evictions);
+      if (!eo.failed_uids.empty()) {
+        std::lock_guard l(mu);
+        for (const auto& uid : eo.failed_uids) core_sched->state().EvictFailed(uid);
+      }
+      log::Info("evictions").Kv("deleted", eo.deleted).Kv("duplicates", eo.duplicates).Kv("failed", eo.failed_uids.size());
     }
     for (auto& u : res.pod_groups) writer.PodGroup(std::move(u));
     for (const auto& q : res.queues) {

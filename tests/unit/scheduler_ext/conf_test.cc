@@ -107,11 +107,11 @@ TEST(ConfTest, BadFilesAreRejectedWithAMessageNamingTheProblem) {
 
 TEST(ConfTest, UnimplementedVolcanoPluginIsAWarningNotAnError) {
   std::vector<std::string> warnings;
-  auto c = LoadSchedulerConf("actions: \"enqueue, allocate, preempt\"\ntiers:\n- plugins:\n  - name: sla\n  - name: gang\n",
+  auto c = LoadSchedulerConf("actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: sla\n  - name: gang\n",
                              "x", &warnings);
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(warnings.size(), 2u);
-  EXPECT_NE(warnings[0].find("preempt"), std::string::npos);
+  EXPECT_NE(warnings[0].find("shuffle"), std::string::npos);
   EXPECT_NE(warnings[1].find("sla"), std::string::npos);
 }
 
