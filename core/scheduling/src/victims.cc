@@ -78,9 +78,10 @@ class VictimPlanner {
         auto& m = j->sched.evict[mi];
         m.failed = !ok;
         if (!ok) {
-          // A discarded attempt moved the job's version; it changed nothing durable, so neither this memo
-          // nor allocate's must treat that as news.
-          if (j->sched.failed && j->sched.failed_version == version_before) j->sched.failed_version = j->version;
+          // The discarded attempt moved the job's version (pipeline + undo) but left the job exactly as it
+          // was; restoring the version keeps allocate's memo, the other evicting action's memo and the
+          // status writer from taking it as news every cycle.
+          j->version = version_before;
           m.version = j->version;
           m.capacity_epoch = st_.capacity_epoch();
           m.victim_epoch = st_.victim_epoch();
@@ -217,6 +218,9 @@ class VictimPlanner {
     std::vector<const TaskInfo*> permitted;
     if (!cands.empty())
       permitted = reclaim_ ? ssn_.Reclaimable(*tasks[0], cands) : ssn_.Preemptable(*tasks[0], cands);
+    // No permitted victim: nothing this action can do (placing onto capacity already being released is
+    // allocate's job), so skip the per-task node search.
+    if (permitted.empty()) return false;
     allowed_.clear();
     allowed_.insert(permitted.begin(), permitted.end());
     // Per node, victims in eviction order: the reverse of the scheduling order.
