@@ -12,12 +12,16 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   auto* o = new scheduler::SchedulerOptions();          // lives for the process
   auto* names = new std::vector<std::string>();
   auto* period = new std::string("1s");
+  auto* min_interval = new std::string("20ms");
   auto* listen = new std::string();
   AddCommonFlags(app, flags);
   app->add_option("--scheduler-conf", o->scheduler_conf,
                   "Volcano scheduler configuration file (YAML); reloaded when it changes. Default: built-in "
                   "Helm default (enqueue, allocate, backfill)");
   app->add_option("--schedule-period", *period, "Time between scheduling cycles (e.g. 1s, 500ms)");
+  app->add_option("--min-schedule-interval", *min_interval,
+                  "A relevant change (new pod, PodGroup, node, freed capacity) starts a cycle early, at most this "
+                  "often; equal to --schedule-period gives a strictly periodic loop");
   app->add_option("--default-queue", o->default_queue, "Queue for PodGroups that name none");
   app->add_option("--scheduler-name", *names,
                   "Pods whose spec.schedulerName is one of these are scheduled (repeatable; default volcano)");
@@ -48,22 +52,29 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
     if (!listen->empty()) o->listen_address = *listen;
     if (!flags->metrics_addr.empty()) o->listen_address = flags->metrics_addr;
     if (!flags->health_addr.empty()) o->health_address = flags->health_addr;
-    // Go-style durations for the period: "<n>ms" or "<n>s" (also fractional seconds).
-    const std::string& p = *period;
-    double ms = -1;
-    try {
-      if (p.size() > 2 && p.substr(p.size() - 2) == "ms") ms = std::stod(p.substr(0, p.size() - 2));
-      else if (p.size() > 1 && p.back() == 's') ms = std::stod(p.substr(0, p.size() - 1)) * 1000;
-      else if (p.size() > 1 && p.back() == 'm') ms = std::stod(p.substr(0, p.size() - 1)) * 60000;
-    } catch (...) {
-      ms = -1;
-    }
-    if (ms <= 0) {
-      std::fprintf(stderr, "tephra scheduler: --schedule-period \"%s\": want a duration such as 1s or 200ms\n", p.c_str());
+    // Go-style durations: "<n>ms", "<n>s", "<n>m" (fractional allowed).
+    auto parse = [&](const char* flag, const std::string& p, std::chrono::milliseconds* out, bool allow_zero) {
+      double ms = -1;
+      try {
+        if (p.size() > 2 && p.substr(p.size() - 2) == "ms") ms = std::stod(p.substr(0, p.size() - 2));
+        else if (p.size() > 1 && p.back() == 's') ms = std::stod(p.substr(0, p.size() - 1)) * 1000;
+        else if (p.size() > 1 && p.back() == 'm') ms = std::stod(p.substr(0, p.size() - 1)) * 60000;
+        else if (allow_zero && p == "0") ms = 0;
+      } catch (...) {
+        ms = -1;
+      }
+      if (ms < 0 || (ms == 0 && !allow_zero)) {
+        std::fprintf(stderr, "tephra scheduler: %s \"%s\": want a duration such as 1s or 200ms\n", flag, p.c_str());
+        return false;
+      }
+      *out = std::chrono::milliseconds(static_cast<int64_t>(ms));
+      return true;
+    };
+    if (!parse("--schedule-period", *period, &o->schedule_period, false) ||
+        !parse("--min-schedule-interval", *min_interval, &o->min_schedule_interval, true)) {
       *exit_code = 2;
       return;
     }
-    o->schedule_period = std::chrono::milliseconds(static_cast<int64_t>(ms));
     *exit_code = scheduler::RunScheduler(*o);
   });
 }

@@ -1,5 +1,6 @@
 #include "tephra/scheduler/process.h"
 
+#include <condition_variable>
 #include <csignal>
 #include <deque>
 #include <mutex>
@@ -95,6 +96,7 @@ struct Metrics {
   metrics::Gauge* conf_ok;
   metrics::Gauge* leader;
   metrics::Gauge* pending_binds;
+  metrics::Counter* early_cycles;
 
   explicit Metrics(metrics::Registry& r) {
     const auto ms = metrics::ExponentialBuckets(1, 2, 13);  // 1 ms .. 4 s, like Volcano's 1-5000 ms
@@ -117,10 +119,22 @@ struct Metrics {
     cycles = r.AddCounter("tephra_scheduler_cycles_total", "Scheduling cycles run").With({});
     conf_reloads = &r.AddCounter("tephra_scheduler_conf_reloads_total", "Scheduler configuration reloads", {"result"});
     conf_ok = r.AddGauge("tephra_scheduler_conf_last_reload_successful", "1 when the last reload of --scheduler-conf was accepted").With({});
+    early_cycles = r.AddCounter("tephra_scheduler_early_cycles_total",
+                                "Cycles started before --schedule-period by a relevant change").With({});
     leader = r.AddGauge("tephra_scheduler_is_leader", "1 while this replica holds the scheduler lease").With({});
     pending_binds = r.AddGauge("tephra_scheduler_binds_in_flight", "Binds queued or in flight").With({});
   }
 };
+
+// Whether two decoded specs differ, compared through their encoding (the API structs have no operator==;
+// PodGroup and Queue updates are rare enough for this to cost nothing).
+template <typename Spec>
+bool SpecChanged(const Spec& a, const Spec& b) {
+  json ja, jb;
+  api::Encode(a, &ja);
+  api::Encode(b, &jb);
+  return ja != jb;
+}
 
 std::string PodKeyEvent(const std::string& ns, const std::string& name) { return ns + "/" + name; }
 
@@ -204,6 +218,19 @@ int RunScheduler(const SchedulerOptions& o) {
   m.conf_ok->Set(1);
 
   std::mutex mu;  // guards core_sched (state + cycle) and creation_index
+
+  // Early-cycle trigger: informer callbacks that may make something placeable set `wake`; the loop starts
+  // the next cycle as soon as min_schedule_interval allows instead of waiting out the period.
+  std::mutex wake_mu;
+  std::condition_variable wake_cv;
+  bool wake = false;
+  auto poke = [&] {
+    {
+      std::lock_guard wl(wake_mu);
+      wake = true;
+    }
+    wake_cv.notify_one();
+  };
   const std::set<std::string> names(o.scheduler_names.begin(), o.scheduler_names.end());
 
   // ---- informers
@@ -241,46 +268,71 @@ int RunScheduler(const SchedulerOptions& o) {
   pods->AddEventHandler({
       .on_add = [&](const auto& p) {
         if (!ShouldTrack(*p, names)) return;
-        std::lock_guard l(mu);
-        core_sched->state().UpsertPod(task_of(*p));
+        {
+          std::lock_guard l(mu);
+          core_sched->state().UpsertPod(task_of(*p));
+        }
+        poke();  // a new pod: pending ones want placing, bound ones change capacity
       },
       .on_update = [&](const auto& old, const auto& p) {
-        std::lock_guard l(mu);
-        if (ShouldTrack(*p, names)) {
-          core_sched->state().UpsertPod(task_of(*p));
-        } else if (ShouldTrack(*old, names)) {
+        {
+          std::lock_guard l(mu);
+          if (ShouldTrack(*p, names)) {
+            core_sched->state().UpsertPod(task_of(*p));
+          } else if (ShouldTrack(*old, names)) {
+            core_sched->state().RemovePod(p->metadata.uid);
+            creation_index.erase(p->metadata.uid);
+          }
+        }
+        // Capacity is freed when a pod finishes or starts terminating; a plain status update of a running
+        // pod (the common case under load) changes nothing the next cycle could use.
+        if (old->status.phase != p->status.phase || old->metadata.deletion_timestamp != p->metadata.deletion_timestamp)
+          poke();
+      },
+      .on_delete = [&](const auto& p) {
+        {
+          std::lock_guard l(mu);
           core_sched->state().RemovePod(p->metadata.uid);
           creation_index.erase(p->metadata.uid);
         }
-      },
-      .on_delete = [&](const auto& p) {
-        std::lock_guard l(mu);
-        core_sched->state().RemovePod(p->metadata.uid);
-        creation_index.erase(p->metadata.uid);
+        poke();
       },
   });
   nodes->AddEventHandler({
       .on_add = [&](const auto& n) {
-        std::lock_guard l(mu);
-        core_sched->state().UpsertNode(ToNodeInfo(*n, &core_sched->state().resources()));
+        {
+          std::lock_guard l(mu);
+          core_sched->state().UpsertNode(ToNodeInfo(*n, &core_sched->state().resources()));
+        }
+        poke();
       },
       .on_update = [&](const auto&, const auto& n) {
         std::lock_guard l(mu);
         core_sched->state().UpsertNode(ToNodeInfo(*n, &core_sched->state().resources()));
       },
       .on_delete = [&](const auto& n) {
-        std::lock_guard l(mu);
-        core_sched->state().RemoveNode(n->metadata.name);
+        {
+          std::lock_guard l(mu);
+          core_sched->state().RemoveNode(n->metadata.name);
+        }
+        poke();
       },
   });
   pgs->AddEventHandler({
       .on_add = [&](const auto& pg) {
-        std::lock_guard l(mu);
-        core_sched->state().UpsertJob(ToJobInfo(*pg, &core_sched->state().resources(), o.default_queue));
+        {
+          std::lock_guard l(mu);
+          core_sched->state().UpsertJob(ToJobInfo(*pg, &core_sched->state().resources(), o.default_queue));
+        }
+        poke();
       },
-      .on_update = [&](const auto&, const auto& pg) {
-        std::lock_guard l(mu);
-        core_sched->state().UpsertJob(ToJobInfo(*pg, &core_sched->state().resources(), o.default_queue));
+      .on_update = [&](const auto& old, const auto& pg) {
+        {
+          std::lock_guard l(mu);
+          core_sched->state().UpsertJob(ToJobInfo(*pg, &core_sched->state().resources(), o.default_queue));
+        }
+        // Our own status writes come back as updates; only a spec change is new input.
+        if (SpecChanged(old->spec, pg->spec)) poke();
       },
       .on_delete = [&](const auto& pg) {
         std::lock_guard l(mu);
@@ -289,12 +341,18 @@ int RunScheduler(const SchedulerOptions& o) {
   });
   queues->AddEventHandler({
       .on_add = [&](const auto& q) {
-        std::lock_guard l(mu);
-        core_sched->state().UpsertQueue(ToQueueInfo(*q, &core_sched->state().resources()));
+        {
+          std::lock_guard l(mu);
+          core_sched->state().UpsertQueue(ToQueueInfo(*q, &core_sched->state().resources()));
+        }
+        poke();
       },
-      .on_update = [&](const auto&, const auto& q) {
-        std::lock_guard l(mu);
-        core_sched->state().UpsertQueue(ToQueueInfo(*q, &core_sched->state().resources()));
+      .on_update = [&](const auto& old, const auto& q) {
+        {
+          std::lock_guard l(mu);
+          core_sched->state().UpsertQueue(ToQueueInfo(*q, &core_sched->state().resources()));
+        }
+        if (SpecChanged(old->spec, q->spec) || old->status.state != q->status.state) poke();  // not our allocated writes
       },
       .on_delete = [&](const auto& q) {
         std::lock_guard l(mu);
@@ -396,6 +454,10 @@ int RunScheduler(const SchedulerOptions& o) {
     writer.Event({"Pod", out.decision.ns, out.decision.name, out.decision.task_uid, "Normal", "Scheduled",
                   "Successfully assigned " + out.decision.ns + "/" + out.decision.name + " to " + out.decision.node});
   });
+
+  // Scheduled events wait (up to 2 s) for the binder to drain, so a gang's binds are not slowed by its own
+  // events on a CPU-bound API server; they are written right after.
+  writer.SetEventGate([&] { binder->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(2)); });
 
   // ---- start
   pods->Start();
@@ -530,6 +592,7 @@ int RunScheduler(const SchedulerOptions& o) {
 
     sched::CycleResult res;
     std::vector<EventSpec> pod_events;
+    std::vector<PodConditionSpec> pod_conditions;
     int64_t unschedulable_jobs = 0;
     {
       std::lock_guard l(mu);
@@ -541,8 +604,10 @@ int RunScheduler(const SchedulerOptions& o) {
         int n = 0;
         for (const sched::TaskInfo* t : core_sched->state().TasksOfJob(e.ns + "/" + e.name)) {
           if (t->status != sched::TaskStatus::kPending) continue;
-          if (++n > 50) break;  // a 1,000-pod gang does not need 1,000 identical events
-          pod_events.push_back({"Pod", t->ns, t->name, t->uid, "Warning", "FailedScheduling", e.message});
+          // Every waiting pod gets the condition (tools read it per pod); events stop at 50: a 1,000-pod
+          // gang does not need 1,000 identical ones.
+          pod_conditions.push_back({t->ns, t->name, t->uid, "Unschedulable", e.message});
+          if (++n <= 50) pod_events.push_back({"Pod", t->ns, t->name, t->uid, "Warning", "FailedScheduling", e.message});
         }
       }
       core_sched->state().ForEachJob([&](const sched::JobInfo& j) {
@@ -577,6 +642,7 @@ int RunScheduler(const SchedulerOptions& o) {
     }
     for (const auto& e : res.events) writer.Event({e.kind, e.ns, e.name, "", e.type, e.reason, e.message});
     for (auto& e : pod_events) writer.Event(std::move(e));
+    for (auto& c : pod_conditions) writer.PodUnschedulable(std::move(c));
 
     // metrics
     m.cycles->Inc();
@@ -596,10 +662,22 @@ int RunScheduler(const SchedulerOptions& o) {
     if (nbinds > 0 || !res.pod_groups.empty())
       log::Debug("cycle").Kv("binds", nbinds).Kv("podgroups", res.pod_groups.size()).Kv("us", res.metrics.e2e_us);
 
-    // Sleep the rest of the period in small steps so signals and leadership loss are noticed promptly.
-    const auto next = cycle_start + o.schedule_period;
-    while (!g_signal && !lost && clock.Now() < next)
-      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(std::chrono::milliseconds(50), next - clock.Now()));
+    // Wait for the period to end, or for a poke once the minimum gap has passed; in slices of at most 50 ms
+    // so signals and leadership loss are noticed promptly.
+    const auto cycle_end = clock.Now();
+    const auto latest = cycle_start + o.schedule_period;
+    const auto earliest = cycle_end + std::max<std::chrono::nanoseconds>(o.min_schedule_interval, cycle_end - cycle_start);
+    {
+      std::unique_lock wl(wake_mu);
+      while (!g_signal && !lost) {
+        const auto now = clock.Now();
+        if (now >= latest || (wake && now >= earliest)) break;
+        const auto until = std::min(latest, wake ? earliest : now + std::chrono::milliseconds(50));
+        wake_cv.wait_for(wl, std::min<std::chrono::nanoseconds>(until - now, std::chrono::milliseconds(50)));
+      }
+      if (wake && clock.Now() >= earliest) m.early_cycles->Inc();
+      wake = false;
+    }
   }
   log::Info("scheduler stopping").Kv("signal", static_cast<int>(g_signal));
   if (elector) {

@@ -1,3 +1,4 @@
+#include "tephra/api/core_v1.h"
 #include "tephra/scheduler/status_writer.h"
 
 #include <cstdio>
@@ -81,6 +82,26 @@ void StatusWriter::Event(EventSpec e) {
   cv_.notify_one();
 }
 
+api::json PodUnschedulablePatch(const PodConditionSpec& c, const std::string& now_rfc3339) {
+  return {{"status",
+           {{"conditions",
+             json::array({{{"type", "PodScheduled"},
+                           {"status", "False"},
+                           {"reason", c.reason},
+                           {"message", c.message},
+                           {"lastProbeTime", nullptr},
+                           {"lastTransitionTime", now_rfc3339}}})}}}};
+}
+
+void StatusWriter::PodUnschedulable(PodConditionSpec c) {
+  {
+    std::lock_guard l(mu_);
+    std::string key = c.uid.empty() ? c.ns + "/" + c.name : c.uid;
+    pods_[key] = std::move(c);
+  }
+  cv_.notify_one();
+}
+
 void StatusWriter::Stop() {
   {
     std::lock_guard l(mu_);
@@ -93,7 +114,7 @@ void StatusWriter::Stop() {
 bool StatusWriter::WaitIdle(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock l(mu_);
   return idle_cv_.wait_until(l, deadline,
-                             [&] { return !busy_ && pg_.empty() && queues_.empty() && events_.empty(); });
+                             [&] { return !busy_ && pg_.empty() && queues_.empty() && pods_.empty() && events_.empty(); });
 }
 
 void StatusWriter::Run() {
@@ -101,15 +122,17 @@ void StatusWriter::Run() {
     std::map<std::string, sched::PodGroupStatusUpdate> pgs;
     std::map<std::string, api::ResourceList> queues;
     std::deque<EventSpec> events;
+    std::map<std::string, PodConditionSpec> pods;
     {
       std::unique_lock l(mu_);
       busy_ = false;
       idle_cv_.notify_all();
-      cv_.wait(l, [&] { return stopping_ || !pg_.empty() || !queues_.empty() || !events_.empty(); });
+      cv_.wait(l, [&] { return stopping_ || !pg_.empty() || !queues_.empty() || !pods_.empty() || !events_.empty(); });
       if (stopping_) return;
       pgs.swap(pg_);
       queues.swap(queues_);
       events.swap(events_);
+      pods.swap(pods_);
       busy_ = true;
     }
     const core::Clock::WallTime wall = clock_->WallNow();
@@ -133,6 +156,17 @@ void StatusWriter::Run() {
         kube::log::Warn("queue status write failed").Kv("queue", name).Kv("error", r.status());
       }
     }
+    for (const auto& [key, c] : pods) {
+      auto r = client_->Patch(api::Pod::Resource(), c.ns, c.name, kube::PatchType::kStrategicMerge,
+                              PodUnschedulablePatch(c, now), "status");
+      if (r.ok()) {
+        stats_.pod_condition_writes++;
+      } else if (!core::IsNotFound(r.status())) {  // a pod deleted meanwhile needs nothing
+        stats_.pod_condition_errors++;
+        kube::log::Warn("pod condition write failed").Kv("pod", c.ns + "/" + c.name).Kv("error", r.status());
+      }
+    }
+    if (!events.empty() && event_gate_) event_gate_();
     for (auto& e : events) {
       // Names like client-go's recorder: <object>.<unique hex suffix>.
       char suffix[32];

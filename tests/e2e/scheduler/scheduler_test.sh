@@ -106,7 +106,12 @@ t_end=$(( $(date +%s) + 3 )); while [ "$(date +%s)" -lt "$t_end" ]; do sleep 0.5
 [ "$(bound_count pg-big)" = 0 ] || fail "pg-big: $(bound_count pg-big) pods bound, want 0"
 fs_events() { [ "$(k get events --field-selector reason=FailedScheduling -o name | wc -l)" -gt 0 ]; }
 wait_until "FailedScheduling events" 20 fs_events || fail "no FailedScheduling events for pg-big pods"
-note "3. pg-big: 0/20 bound; the condition names the short resource; FailedScheduling events present"
+# Every pending pod carries PodScheduled=False/Unschedulable with the gang's reason (as kube-scheduler writes it).
+pod_cond() { k get pod "$1" -o jsonpath='{range .status.conditions[?(@.type=="PodScheduled")]}{.status}/{.reason}/{.message}{end}'; }
+all_conds() { for i in 0 7 19; do pod_cond "big-$i" | grep -q '^False/Unschedulable/.' || return 1; done; }
+wait_until "PodScheduled=False on pg-big pods" 30 all_conds || fail "pg-big pods lack PodScheduled=False: big-0 '$(pod_cond big-0)'"
+pod_cond big-19 | grep -qi gpu || fail "big-19 PodScheduled message does not say GPUs are short: $(pod_cond big-19)"
+note "3. pg-big: 0/20 bound; the condition names the short resource; FailedScheduling events and PodScheduled=False present"
 
 k delete pods -l e2e-group=pg-big --wait=false >/dev/null
 k delete podgroup pg-big >/dev/null

@@ -33,6 +33,11 @@ struct SchedulerOptions {
 
   std::string scheduler_conf;  // --scheduler-conf; "" = built-in default (Volcano's Helm default)
   std::chrono::milliseconds schedule_period{1000};
+  // Tephra-only: a change that can make a pod placeable (new pending pod, PodGroup, node, queue, a pod that
+  // finished or left) starts a cycle early, but never sooner than this after the previous cycle ended, nor
+  // sooner than that cycle took (so the loop uses at most half a core). schedule_period stays the longest
+  // gap. Set it equal to schedule_period for Volcano's strictly periodic loop.
+  std::chrono::milliseconds min_schedule_interval{20};
   std::string default_queue = "default";
   std::vector<std::string> scheduler_names = {"volcano"};
   bool leader_elect = true;

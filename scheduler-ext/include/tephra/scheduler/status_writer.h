@@ -7,6 +7,9 @@
 // 5 attempts). Nothing is written when the stored status already equals the desired one.
 // Queue: merge patch of status.allocated on the status subresource (the queue controller owns
 // status.state; a merge patch touches only our field).
+// Pods: PodScheduled=False / Unschedulable with the gang's reason, as kube-scheduler writes it, so
+// `kubectl describe pod` and tools that read pod conditions (cluster autoscalers, dashboards) see why a pod
+// waits. A strategic merge patch on pods/status (conditions merge by type); coalesced per pod.
 // Events: core/v1 Events, fire-and-forget; at most `max_events_queued` wait, further ones are dropped and
 // counted (a flood of FailedScheduling must not build an unbounded backlog).
 #pragma once
@@ -34,9 +37,19 @@ struct EventSpec {
   std::string type, reason, message;
 };
 
+struct PodConditionSpec {
+  std::string ns, name, uid;
+  std::string reason;  // "Unschedulable"
+  std::string message;
+};
+
+// The pods/status strategic merge patch setting PodScheduled=False (pure; unit-tested).
+api::json PodUnschedulablePatch(const PodConditionSpec& c, const std::string& now_rfc3339);
+
 struct StatusWriterStats {
   std::atomic<int64_t> podgroup_writes{0}, podgroup_conflicts{0}, podgroup_errors{0}, podgroup_unchanged{0};
   std::atomic<int64_t> queue_writes{0}, queue_errors{0};
+  std::atomic<int64_t> pod_condition_writes{0}, pod_condition_errors{0};
   std::atomic<int64_t> events_written{0}, events_dropped{0}, event_errors{0};
 };
 
@@ -58,6 +71,11 @@ class StatusWriter {
   void PodGroup(sched::PodGroupStatusUpdate u);
   void Queue(const std::string& name, api::ResourceList allocated);
   void Event(EventSpec e);
+  void PodUnschedulable(PodConditionSpec c);
+  // Called (on the writer thread) before each batch of Events. The scheduler makes it wait, boundedly, for
+  // the binder to drain: an Event is informational, a bind is the product, and both cost the same API
+  // server CPU. Set before the first Event.
+  void SetEventGate(std::function<void()> gate) { event_gate_ = std::move(gate); }
   void Stop();
   bool WaitIdle(std::chrono::steady_clock::time_point deadline);
   const StatusWriterStats& stats() const { return stats_; }
@@ -74,9 +92,11 @@ class StatusWriter {
   std::condition_variable cv_, idle_cv_;
   std::map<std::string, sched::PodGroupStatusUpdate> pg_;  // key -> newest desired status
   std::map<std::string, api::ResourceList> queues_;
+  std::map<std::string, PodConditionSpec> pods_;  // uid -> newest condition
   std::deque<EventSpec> events_;
   bool busy_ = false, stopping_ = false;
   uint64_t event_seq_ = 0;
+  std::function<void()> event_gate_;
   StatusWriterStats stats_;
   std::thread thread_;
 };
