@@ -41,6 +41,20 @@ std::string NextPhase(const std::string& current, const api::JobFlowStatus& s, s
   return std::string(api::kFlowPhasePending);
 }
 
+std::vector<api::JobRunningHistory> NextRunningHistories(std::vector<api::JobRunningHistory> hist,
+                                                         const api::Job& job, const std::string& now) {
+  const std::string& phase = job.status.state.phase;
+  if (phase.empty()) return hist;  // no phase yet: nothing to record
+  if (!hist.empty() && hist.back().state == phase) return hist;
+  const std::string& since = job.status.state.last_transition_time.empty() ? now : job.status.state.last_transition_time;
+  if (!hist.empty()) hist.back().end_timestamp = since;
+  api::JobRunningHistory h;
+  h.start_timestamp = since;
+  h.state = phase;
+  hist.push_back(std::move(h));
+  return hist;
+}
+
 Actions Plan(const Observed& obs) {
   Actions a;
   const api::JobFlow& jf = obs.flow;
@@ -70,6 +84,7 @@ Actions Plan(const Observed& obs) {
   }
 
   // 2. Status, in spec order (deterministic).
+  const std::string now = core::FormatRfc3339(obs.now);
   api::JobFlowStatus st;
   st.extra = jf.status.extra;
   for (const auto& f : jf.spec.flows) {
@@ -91,6 +106,10 @@ Actions Plan(const Observed& obs) {
     if (p == api::kJobPhaseCompleted || p == api::kJobPhaseFailed || p == api::kJobPhaseTerminated)
       info.end_timestamp = job.status.state.last_transition_time;
     info.restart_count = job.status.retry_count;
+    std::vector<api::JobRunningHistory> previous;
+    for (const auto& old : jf.status.job_status_list)
+      if (old.name == name) previous = old.running_histories;
+    info.running_histories = NextRunningHistories(std::move(previous), job, now);
     st.job_status_list.push_back(std::move(info));
     api::FlowCondition c;
     c.phase = p;

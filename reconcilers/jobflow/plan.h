@@ -8,6 +8,10 @@
 //   Succeed / Failed / Terminating are final; any job Failed or Terminated -> Failed; all flows' jobs
 //   Completed -> Succeed; any job Running or Completed -> Running; else Pending.
 // jobRetainPolicy "delete" deletes the flow's jobs once it Succeeded.
+// jobStatusList[].runningHistories: one entry per phase the flow controller saw the job in. When the job's
+// phase differs from the last entry's state, that entry gets an endTimestamp and a new one starts. The
+// timestamp is the job's status.state.lastTransitionTime (the moment it really changed phase, so a restarted
+// controller writes the same history), falling back to `now` when the job has none.
 // JobTemplate: status.jobDependsOnList = names of the jobs carrying its createdByJobTemplate label.
 #pragma once
 
@@ -18,6 +22,7 @@
 
 #include "tephra/api/batch.h"
 #include "tephra/api/flow.h"
+#include "tephra/core/clock.h"
 
 namespace tephra::reconcilers::jobflow {
 
@@ -27,6 +32,7 @@ struct Observed {
   std::map<std::string, api::JobTemplate> templates;
   // Jobs controlled by this JobFlow, by name.
   std::map<std::string, api::Job> jobs;
+  core::Clock::WallTime now;  // only for runningHistories of a job without status.state.lastTransitionTime
 };
 
 struct Actions {
@@ -45,6 +51,9 @@ api::Job BuildJob(const api::JobFlow& flow, const api::JobTemplate& tmpl, const 
 // The phase rules above, from the current phase and the job lists of `status`.
 std::string NextPhase(const std::string& current, const api::JobFlowStatus& status, size_t flows);
 Actions Plan(const Observed& obs);
+// The job's runningHistories given the previous ones (see above); `now` is RFC 3339.
+std::vector<api::JobRunningHistory> NextRunningHistories(std::vector<api::JobRunningHistory> previous,
+                                                         const api::Job& job, const std::string& now);
 
 // JobTemplate: the sorted job names for status.jobDependsOnList; nullopt when the status already says so.
 std::optional<std::vector<std::string>> PlanTemplate(const api::JobTemplate& tmpl, std::vector<std::string> job_names);

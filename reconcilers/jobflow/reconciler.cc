@@ -47,6 +47,7 @@ kube::ReconcileResult JobFlowReconciler::Reconcile(const std::string& key) {
   if (!jf) return kube::ReconcileResult::Success();
   Observed obs;
   obs.flow = *jf;
+  obs.now = (opts_.clock ? *opts_.clock : static_cast<const core::Clock&>(core::RealClock::Get())).WallNow();
   for (const auto& f : jf->spec.flows)
     if (auto t = opts_.templates->Get(jf->metadata.namespace_, f.name)) obs.templates[f.name] = *t;
   for (const auto& j : opts_.jobs->ByIndex(kube::kIndexOwnerUid, jf->metadata.uid)) {

@@ -31,6 +31,7 @@ struct JobFlowReconcilerOptions {
   kube::Informer<api::Job>* jobs = nullptr;               // required; needs AddIndexers
   kube::EventRecorder* recorder = nullptr;                // optional
   kube::metrics::Registry* registry = nullptr;            // nullptr = Registry::Default()
+  const core::Clock* clock = nullptr;                     // nullptr = RealClock (runningHistories fallback)
 };
 
 class JobFlowReconciler final : public kube::Reconciler {

@@ -154,6 +154,10 @@ class Manager {
     po.pod_groups = factory_.For<api::PodGroup>().get();
     po.scheduler_names = std::set<std::string>(o_.scheduler_names.begin(), o_.scheduler_names.end());
     po.inherit_owner_annotations = o_.inherit_owner_annotations;
+    // Scale-to-0 cleanup (volcano-compat.md 3.3); needs list/watch on apps replicasets and statefulsets,
+    // which Volcano's controller role grants too.
+    po.replica_sets = factory_.For<podgroup::ReplicaSet>().get();
+    po.stateful_sets = factory_.For<podgroup::StatefulSet>().get();
     podgroup_ = std::make_unique<podgroup::PodGroupReconciler>(std::move(po));
     kube::ControllerOptions co;
     co.name = kPodGroupController;

@@ -94,4 +94,14 @@ Actions Plan(const Observed& obs) {
   return a;
 }
 
+std::optional<std::string> PlanScaledToZero(const api::ObjectMeta& owner, int32_t replicas,
+                                            const api::PodGroup* pod_group) {
+  if (replicas != 0 || !owner.deletion_timestamp.empty() || !pod_group) return std::nullopt;
+  if (pod_group->metadata.name != std::string(api::kPodGroupNamePrefix) + owner.uid) return std::nullopt;
+  if (!pod_group->metadata.deletion_timestamp.empty()) return std::nullopt;
+  for (const auto& r : pod_group->metadata.owner_references)
+    if (r.uid == owner.uid) return pod_group->metadata.name;
+  return std::nullopt;
+}
+
 }  // namespace tephra::reconcilers::podgroup

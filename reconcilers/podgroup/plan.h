@@ -44,4 +44,13 @@ bool WantsOwner(const api::Pod& pod);
 api::PodGroup BuildPodGroup(const Observed& obs);
 Actions Plan(const Observed& obs);
 
+// A ReplicaSet or StatefulSet scaled to 0 no longer needs its pods' gang: Volcano deletes
+// `podgroup-<owner uid>` then (the PodGroup would otherwise keep its minResources reserved in the queue
+// until the workload itself is deleted). Returns that PodGroup's name when it should be deleted: the owner
+// has 0 replicas, is not itself being deleted (then the garbage collector removes the group), and the group
+// exists and lists the owner among its ownerReferences (a group of that name that is not the owner's is left
+// alone).
+std::optional<std::string> PlanScaledToZero(const api::ObjectMeta& owner, int32_t replicas,
+                                            const api::PodGroup* pod_group);
+
 }  // namespace tephra::reconcilers::podgroup

@@ -1,6 +1,8 @@
 #include "podgroup/reconciler.h"
 
 #include <cctype>
+#include <type_traits>
+#include <utility>
 
 #include "tephra/api/labels.h"
 #include "tephra/kube/log.h"
@@ -17,6 +19,34 @@ void PodGroupReconciler::RegisterHandlers(kube::Controller& c) {
       .on_update = [maybe](const kube::Informer<api::Pod>::Ptr&, const kube::Informer<api::Pod>::Ptr& p) { maybe(*p); },
       .on_delete = nullptr,
   });
+  auto watch_scale = [&c](auto* informer, std::string_view prefix) {
+    if (!informer) return;
+    using Ptr = typename std::remove_pointer_t<decltype(informer)>::Ptr;
+    auto at_zero = [&c, prefix = std::string(prefix)](const Ptr& w) {
+      if (w && w->replicas == 0) c.Enqueue(prefix + w->metadata.Key());
+    };
+    informer->AddEventHandler({
+        .on_add = at_zero,
+        .on_update = [at_zero](const Ptr&, const Ptr& w) { at_zero(w); },
+        .on_delete = nullptr,
+    });
+  };
+  watch_scale(opts_.replica_sets, kReplicaSetKeyPrefix);
+  watch_scale(opts_.stateful_sets, kStatefulSetKeyPrefix);
+}
+
+kube::ReconcileResult PodGroupReconciler::ReconcileWorkload(const ScalableWorkload* w, const std::string& key) {
+  if (!w) return kube::ReconcileResult::Success();  // gone: its PodGroup goes with it (owner reference)
+  auto pg = opts_.pod_groups->Get(w->metadata.namespace_, std::string(api::kPodGroupNamePrefix) + w->metadata.uid);
+  auto name = PlanScaledToZero(w->metadata, w->replicas, pg.get());
+  if (!name) return kube::ReconcileResult::Success();
+  kube::DeleteOptions opts;
+  opts.precondition_uid = pg->metadata.uid;  // never a newer group that reused the name
+  core::Status s = opts_.client->Delete(api::PodGroup::Resource(), w->metadata.namespace_, *name, opts);
+  if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s))
+    return kube::ReconcileResult::Error(s.Annotate("deleting PodGroup " + *name + " of " + key));
+  if (s.ok()) kube::log::Info("deleted PodGroup of a workload scaled to 0").Kv("workload", key).Kv("podgroup", *name);
+  return kube::ReconcileResult::Success();
 }
 
 core::StatusOr<std::optional<std::map<std::string, std::string>>> PodGroupReconciler::OwnerAnnotations(
@@ -43,6 +73,18 @@ core::StatusOr<std::optional<std::map<std::string, std::string>>> PodGroupReconc
 }
 
 kube::ReconcileResult PodGroupReconciler::Reconcile(const std::string& key) {
+  for (auto [prefix, is_rs] : {std::pair{kReplicaSetKeyPrefix, true}, std::pair{kStatefulSetKeyPrefix, false}}) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    const std::string wkey = key.substr(prefix.size());
+    if (is_rs) {
+      if (!opts_.replica_sets) return kube::ReconcileResult::Success();
+      auto w = opts_.replica_sets->Get(wkey);
+      return ReconcileWorkload(w.get(), key);
+    }
+    if (!opts_.stateful_sets) return kube::ReconcileResult::Success();
+    auto w = opts_.stateful_sets->Get(wkey);
+    return ReconcileWorkload(w.get(), key);
+  }
   auto pod = opts_.pods->Get(key);
   if (!pod || !NeedsPodGroup(*pod, opts_.scheduler_names)) return kube::ReconcileResult::Success();
   Observed obs;

@@ -56,6 +56,18 @@ tc=$(k get vcjob -n $NS jf-c -o jsonpath='{.metadata.creationTimestamp}')
 [[ "$ta" < "$tb" || "$ta" == "$tb" ]] && [[ "$tb" < "$tc" || "$tb" == "$tc" ]] || fail "creation order $ta $tb $tc"
 [ "$(k get vcjob -n $NS jf-b -o jsonpath='{.metadata.labels.volcano\.sh/createdByJobFlow}')" = "$NS.jf" ] ||
   fail "jf-b lacks the createdByJobFlow label"
+# runningHistories: one entry per observed phase, oldest first; every entry but the last is closed and the
+# last one is the job's final phase. The jobs run 2 s, so at least one earlier phase was seen.
+k get jobflow -n $NS jf -o json | python3 -c '
+import json, sys
+st = json.load(sys.stdin)["status"]
+for js in st["jobStatusList"]:
+    h = js.get("runningHistories", [])
+    assert len(h) >= 2, (js["name"], h)
+    assert h[-1]["state"] == "Completed" and not h[-1].get("endTimestamp"), (js["name"], h)
+    assert all(e.get("endTimestamp") and e["startTimestamp"] <= e["endTimestamp"] for e in h[:-1]), (js["name"], h)
+    assert all(a["state"] != b["state"] for a, b in zip(h, h[1:])), (js["name"], h)
+' || fail "runningHistories: $(k get jobflow -n $NS jf -o jsonpath='{.status.jobStatusList}')"
 tmpl_list() { [ "$(k get jobtemplate -n $NS b -o jsonpath='{.status.jobDependsOnList}')" = '["jf-b"]' ]; }
 wait_until "JobTemplate b status" 30 tmpl_list || fail "JobTemplate b jobDependsOnList: $(k get jobtemplate -n $NS b -o jsonpath='{.status}')"
 echo PASS

@@ -2,7 +2,8 @@
 # e2e: plain pods with schedulerName volcano get a PodGroup: a bare pod gets podgroup-<pod uid> (owned by
 # the pod, queue from its annotation); the pods of a ReplicaSet share podgroup-<rs uid> with minMember from
 # the ReplicaSet's scheduling.volcano.sh/group-min-member; every pod is annotated with its group name.
-# A pod for another scheduler gets nothing.
+# A pod for another scheduler gets nothing. Scaling the ReplicaSet to 0 deletes podgroup-<rs uid>; the bare
+# pod's group stays.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=command_env.sh
 source "$HERE/command_env.sh"
@@ -59,4 +60,11 @@ done
 [ "$(k get podgroups -n $NS -o name | grep -c /podgroup-)" -eq 2 ] || fail "unexpected PodGroups: $(k get podgroups -n $NS -o name)"
 [ -z "$(k get pod -n $NS other -o jsonpath='{.metadata.annotations.scheduling\.k8s\.io/group-name}')" ] ||
   fail "a pod of another scheduler was grouped"
+
+k scale rs -n $NS rs --replicas=0 >/dev/null
+pg_gone() { ! pg_exists "$1"; }
+wait_until "podgroup-$rs_uid deleted" 60 pg_gone "podgroup-$rs_uid" ||
+  fail "PodGroup of the ReplicaSet scaled to 0 not deleted: $(k get podgroup -n $NS "podgroup-$rs_uid" -o yaml 2>&1)"
+pg_exists "podgroup-$uid" || fail "the bare pod's PodGroup went too"
+k get rs -n $NS rs >/dev/null || fail "the ReplicaSet itself is gone"
 echo PASS

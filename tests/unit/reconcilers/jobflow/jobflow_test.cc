@@ -136,6 +136,46 @@ TEST(JobFlowPlan, StatusListsAndIdempotence) {
   EXPECT_TRUE(Plan(o).Empty());
 }
 
+TEST(JobFlowPlan, RunningHistoriesFollowJobPhases) {
+  Observed o = Obs();
+  core::ParseRfc3339("2026-11-22T10:00:09Z", &o.now);
+  o.jobs["jf-a"] = JobIn("jf-a", "Pending");
+  o.jobs["jf-a"].status.state.last_transition_time = "2026-11-22T10:00:00Z";
+  o.jobs["jf-b"] = JobIn("jf-b", "");  // created, no status yet: no history
+  Actions a = Plan(o);
+  ASSERT_TRUE(a.update_status);
+  ASSERT_EQ(a.update_status->job_status_list.size(), 2u);
+  const auto& ha = a.update_status->job_status_list[0].running_histories;
+  ASSERT_EQ(ha.size(), 1u);
+  EXPECT_EQ(ha[0].state, "Pending");
+  EXPECT_EQ(ha[0].start_timestamp, "2026-11-22T10:00:00Z");
+  EXPECT_EQ(ha[0].end_timestamp, "");
+  EXPECT_TRUE(a.update_status->job_status_list[1].running_histories.empty());
+  o.flow.status = *a.update_status;
+  EXPECT_TRUE(Plan(o).Empty());  // same phase: the history does not grow
+
+  // Pending -> Running (the transition time comes from the job) -> Completed.
+  o.jobs["jf-a"].status.state.phase = "Running";
+  o.jobs["jf-a"].status.state.last_transition_time = "2026-11-22T10:00:05Z";
+  o.flow.status = *Plan(o).update_status;
+  o.jobs["jf-a"].status.state.phase = "Completed";
+  o.jobs["jf-a"].status.state.last_transition_time = "";  // none recorded: falls back to now
+  a = Plan(o);
+  ASSERT_TRUE(a.update_status);
+  const auto& h = a.update_status->job_status_list[0].running_histories;
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].end_timestamp, "2026-11-22T10:00:05Z");
+  EXPECT_EQ(h[1].state, "Running");
+  EXPECT_EQ(h[1].start_timestamp, "2026-11-22T10:00:05Z");
+  EXPECT_EQ(h[1].end_timestamp, "2026-11-22T10:00:09Z");
+  EXPECT_EQ(h[2].state, "Completed");
+  EXPECT_EQ(h[2].start_timestamp, "2026-11-22T10:00:09Z");
+  // The field survives the codec under Volcano's names.
+  api::json j = api::ToJson(*a.update_status);
+  EXPECT_EQ(j["jobStatusList"][0]["runningHistories"][1]["state"], "Running");
+  EXPECT_EQ(j["jobStatusList"][0]["runningHistories"][0]["endTimestamp"], "2026-11-22T10:00:05Z");
+}
+
 TEST(JobFlowPlan, SucceedThenRetentionDelete) {
   Observed o = Obs();
   o.flow = Flow("delete");

@@ -105,13 +105,67 @@ TEST(PodGroupPlan, ExistingGroupOnlyAnnotates) {
   ASSERT_TRUE(a.annotate_pod);
 }
 
+api::PodGroup GroupOf(const std::string& owner_uid) {
+  api::PodGroup pg;
+  pg.metadata.name = "podgroup-" + owner_uid;
+  pg.metadata.namespace_ = "ns";
+  pg.metadata.uid = "pg-uid";
+  api::OwnerReference r;
+  r.kind = "ReplicaSet";
+  r.name = "rs";
+  r.uid = owner_uid;
+  pg.metadata.owner_references.push_back(r);
+  return pg;
+}
+
+TEST(PodGroupPlan, ScaledToZeroDeletesTheOwnersGroupOnly) {
+  api::ObjectMeta rs;
+  rs.name = "rs";
+  rs.namespace_ = "ns";
+  rs.uid = "rs-uid";
+  api::PodGroup pg = GroupOf("rs-uid");
+  EXPECT_EQ(PlanScaledToZero(rs, 0, &pg), std::optional<std::string>("podgroup-rs-uid"));
+  EXPECT_FALSE(PlanScaledToZero(rs, 1, &pg));        // still has replicas
+  EXPECT_FALSE(PlanScaledToZero(rs, 0, nullptr));    // no group (never had pods, or already deleted)
+  api::PodGroup foreign = pg;
+  foreign.metadata.owner_references[0].uid = "other";
+  EXPECT_FALSE(PlanScaledToZero(rs, 0, &foreign));   // same name, not the owner's
+  api::PodGroup other_name = GroupOf("other");
+  other_name.metadata.owner_references[0].uid = "rs-uid";
+  EXPECT_FALSE(PlanScaledToZero(rs, 0, &other_name));
+  api::ObjectMeta deleting = rs;
+  deleting.deletion_timestamp = "2026-11-22T10:00:00Z";
+  EXPECT_FALSE(PlanScaledToZero(deleting, 0, &pg));  // the garbage collector takes the group along
+  api::PodGroup going = pg;
+  going.metadata.deletion_timestamp = "2026-11-22T10:00:00Z";
+  EXPECT_FALSE(PlanScaledToZero(rs, 0, &going));
+}
+
+TEST(PodGroupWorkload, DecodesReplicasWithServerDefault) {
+  ReplicaSet rs;
+  ASSERT_TRUE(Decode(api::json{{"metadata", {{"name", "rs"}, {"namespace", "ns"}, {"uid", "u"}}},
+                               {"spec", {{"replicas", 0}}}},
+                     &rs)
+                  .ok());
+  EXPECT_EQ(rs.replicas, 0);
+  EXPECT_EQ(rs.metadata.Key(), "ns/rs");
+  StatefulSet sts;
+  ASSERT_TRUE(Decode(api::json{{"metadata", {{"name", "s"}}}, {"spec", api::json::object()}}, &sts).ok());
+  EXPECT_EQ(sts.replicas, 1);
+  EXPECT_EQ(StatefulSet::Resource().plural, "statefulsets");
+  EXPECT_FALSE(Decode(api::json::array(), &sts).ok());
+}
+
 class PodGroupReconcilerTest : public ::testing::Test {
  protected:
-  PodGroupReconcilerTest() : client_(std::make_shared<FakeClient>()), pods_(client_), pgs_(client_) {
+  PodGroupReconcilerTest()
+      : client_(std::make_shared<FakeClient>()), pods_(client_), pgs_(client_), rss_(client_), stss_(client_) {
     PodGroupReconcilerOptions o;
     o.client = client_;
     o.pods = &pods_;
     o.pod_groups = &pgs_;
+    o.replica_sets = &rss_;
+    o.stateful_sets = &stss_;
     rec_ = std::make_unique<PodGroupReconciler>(o);
   }
   void Refresh() {
@@ -119,10 +173,14 @@ class PodGroupReconcilerTest : public ::testing::Test {
     pods_.Replace(std::move(l.value().items));
     auto p = client_->List(api::PodGroup::Resource(), "", {});
     pgs_.Replace(std::move(p.value().items));
+    auto r = client_->List(ReplicaSet::Resource(), "", {});
+    rss_.Replace(std::move(r.value().items));
   }
   std::shared_ptr<FakeClient> client_;
   kube::Informer<api::Pod> pods_;
   kube::Informer<api::PodGroup> pgs_;
+  kube::Informer<ReplicaSet> rss_;
+  kube::Informer<StatefulSet> stss_;
   std::unique_ptr<PodGroupReconciler> rec_;
 };
 
@@ -162,6 +220,38 @@ TEST_F(PodGroupReconcilerTest, OwnerReadErrorRetries) {
   EXPECT_FALSE(r.status.ok());
   EXPECT_FALSE(r.terminal);
   EXPECT_FALSE(client_->Get(api::PodGroup::Resource(), "ns", "podgroup-rs-uid").ok());
+}
+
+TEST_F(PodGroupReconcilerTest, ReplicaSetScaledToZeroDeletesItsGroup) {
+  client_->SetRawHandler([](const std::string&, const std::string& path, const api::json*) -> core::StatusOr<api::json> {
+    return core::NotFoundError(path);
+  });
+  api::json rs = client_->Seed(ReplicaSet::Resource(),
+                               {{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"},
+                                {"metadata", {{"name", "rs"}, {"namespace", "ns"}}}, {"spec", {{"replicas", 2}}}});
+  const std::string uid = rs["metadata"]["uid"];
+  const std::string group = "podgroup-" + uid;
+  api::json pod = PodJson("a", "volcano", true);
+  pod["metadata"]["ownerReferences"][0]["uid"] = uid;
+  client_->Seed(api::Pod::Resource(), pod);
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/a").status.ok());
+  Refresh();
+  ASSERT_TRUE(client_->Get(api::PodGroup::Resource(), "ns", group).ok());
+  // Two replicas: the workload key changes nothing.
+  ASSERT_TRUE(rec_->Reconcile("ReplicaSet:ns/rs").status.ok());
+  ASSERT_TRUE(client_->Get(api::PodGroup::Resource(), "ns", group).ok());
+  // Scaled to 0: the group goes.
+  rs["spec"]["replicas"] = 0;
+  ASSERT_TRUE(client_->Update(ReplicaSet::Resource(), "ns", rs).ok());
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ReplicaSet:ns/rs").status.ok());
+  EXPECT_TRUE(core::IsNotFound(client_->Get(api::PodGroup::Resource(), "ns", group).status()));
+  // Again, from a cache that still shows the group: NotFound counts as done.
+  ASSERT_TRUE(rec_->Reconcile("ReplicaSet:ns/rs").status.ok());
+  // Unknown workloads are no-ops.
+  EXPECT_TRUE(rec_->Reconcile("ReplicaSet:ns/nope").status.ok());
+  EXPECT_TRUE(rec_->Reconcile("StatefulSet:ns/nope").status.ok());
 }
 
 }  // namespace
