@@ -3,6 +3,8 @@
 #   TEPHRA_BIN=<build>/bin/tephra NODES=1000 GANGS=8 GANG=128 QPS=50 BURST=100 bash bench/e2e_sched/run.sh
 # Brings up a real control plane (tests/e2e/run-with-cluster.sh), NODES nodesim nodes (32 cpu each), then
 # runs bench.py (tephra scheduler, kube-scheduler v1.20.2, bare binding poster on the same nodes).
+#   MODE=latency TEPHRA_BIN=... NODES=1000 GANG=128 ROUNDS=20 QPS=1000 BURST=1000 bash bench/e2e_sched/run.sh
+#     (one gang at a time on an idle cluster: PodGroup created -> all GANG pods bound; gang_latency.py)
 # Results: bench/RESULTS.md, section "scheduler end to end".
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,4 +34,8 @@ kind: Queue
 metadata: {name: default}
 spec: {weight: 1, reclaimable: true}
 Q
-NODES=$NODES python3 "$HERE/bench.py"
+if [ "${MODE:-throughput}" = latency ]; then
+  python3 "$HERE/gang_latency.py"
+else
+  NODES=$NODES python3 "$HERE/bench.py"
+fi

@@ -48,7 +48,9 @@ struct SchedulerOptions {
   // <extender_prefix>/filter, /prioritize and /bind.
   std::string extender_address;
   std::string extender_prefix;
-  int bind_workers = 16;
+  // Binds are latency-bound (one RPC each, ~50 ms on a busy API server): 64 in flight let a 128-pod gang bind
+  // in a few hundred ms when the QPS limit allows; measured in bench/RESULTS.md (16 -> 64: p50 600 -> ~400 ms).
+  int bind_workers = 64;
   std::chrono::seconds conf_poll{3};
   // Tephra-only: node label keys defining leaf/spine tiers when there are no HyperNodes (CoreOptions).
   std::vector<std::string> topology_label_keys;
