@@ -1,7 +1,6 @@
 #include "tephra/sched/framework.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 namespace tephra::sched {
 
@@ -238,8 +237,25 @@ double Session::HyperNodeScore(const JobInfo& job, const std::string& hypernode)
   return s;
 }
 namespace {
+// Plugins answer subsets of `candidates` in candidate order (the hook's contract), so intersections are
+// one linear merge along the candidate list instead of hashing tens of thousands of pointers.
+std::vector<const TaskInfo*> Intersect(const std::vector<const TaskInfo*>& candidates,
+                                       const std::vector<const TaskInfo*>& a, const std::vector<const TaskInfo*>& b) {
+  std::vector<const TaskInfo*> out;
+  size_t i = 0, j = 0;
+  for (const TaskInfo* x : candidates) {
+    if (i >= a.size() || j >= b.size()) break;
+    bool in_a = a[i] == x, in_b = b[j] == x;
+    if (in_a) ++i;
+    if (in_b) ++j;
+    if (in_a && in_b) out.push_back(x);
+  }
+  return out;
+}
+
 template <typename F>
-std::vector<const TaskInfo*> TierVictims(const std::vector<Session::Bound>& list, F&& ask) {
+std::vector<const TaskInfo*> TierVictims(const std::vector<Session::Bound>& list,
+                                         const std::vector<const TaskInfo*>& candidates, F&& ask) {
   size_t i = 0;
   while (i < list.size()) {
     int tier = list[i].tier;
@@ -254,12 +270,7 @@ std::vector<const TaskInfo*> TierVictims(const std::vector<Session::Bound>& list
         answered = true;
         continue;
       }
-      // Intersection, keeping the first answer's order.
-      std::unordered_set<const TaskInfo*> other(c->begin(), c->end());
-      std::vector<const TaskInfo*> keep;
-      for (const TaskInfo* v : victims)
-        if (other.count(v)) keep.push_back(v);
-      victims = std::move(keep);
+      victims = Intersect(candidates, victims, *c);
       if (victims.empty()) return {};
     }
     if (answered) return victims;
@@ -271,13 +282,13 @@ std::vector<const TaskInfo*> TierVictims(const std::vector<Session::Bound>& list
 std::vector<const TaskInfo*> Session::Preemptable(const TaskInfo& preemptor,
                                                   const std::vector<const TaskInfo*>& candidates) const {
   TEPHRA_HOOKS(kHookPreemptable);
-  return TierVictims(list, [&](Plugin* p) { return p->Preemptable(*this, preemptor, candidates); });
+  return TierVictims(list, candidates, [&](Plugin* p) { return p->Preemptable(*this, preemptor, candidates); });
 }
 
 std::vector<const TaskInfo*> Session::Reclaimable(const TaskInfo& reclaimer,
                                                   const std::vector<const TaskInfo*>& candidates) const {
   TEPHRA_HOOKS(kHookReclaimable);
-  return TierVictims(list, [&](Plugin* p) { return p->Reclaimable(*this, reclaimer, candidates); });
+  return TierVictims(list, candidates, [&](Plugin* p) { return p->Reclaimable(*this, reclaimer, candidates); });
 }
 #undef TEPHRA_HOOKS
 

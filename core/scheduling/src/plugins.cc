@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 #include "tephra/sched/framework.h"
 
@@ -45,25 +47,39 @@ class GangPlugin final : public Plugin {
     return Victims(ssn, c);
   }
   static std::vector<const TaskInfo*> Victims(const Session& ssn, const std::vector<const TaskInfo*>& c) {
-    std::map<std::string, int> per_job;
-    for (const TaskInfo* t : c) ++per_job[t->job];
-    std::map<std::string, int> left;  // ready tasks the job would keep
-    std::vector<const TaskInfo*> out;
+    // One hash per candidate and one job lookup per job (candidate lists reach tens of thousands).
+    struct PerJob {
+      const JobInfo* job = nullptr;
+      int candidates = 0;
+      int left = 0;  // ready tasks the job would keep
+    };
+    std::unordered_map<std::string_view, PerJob> jobs;
+    jobs.reserve(c.size() / 8 + 1);
     for (const TaskInfo* t : c) {
-      const JobInfo* j = t->job.empty() ? nullptr : ssn.state().FindJob(t->job);
+      auto [it, fresh] = jobs.try_emplace(t->job);
+      if (fresh && !t->job.empty()) {
+        it->second.job = ssn.state().FindJob(t->job);
+        if (it->second.job) it->second.left = it->second.job->ReadyCount();
+      }
+      ++it->second.candidates;
+    }
+    std::vector<const TaskInfo*> out;
+    out.reserve(c.size());
+    for (const TaskInfo* t : c) {
+      PerJob& p = jobs.find(t->job)->second;
+      const JobInfo* j = p.job;
       if (!j || j->min_member <= 0) {
         out.push_back(t);
         continue;
       }
       int placed = j->Count(TaskStatus::kAllocated) + j->Count(TaskStatus::kBinding) + j->Count(TaskStatus::kBound) +
                    j->Count(TaskStatus::kRunning);
-      if (per_job[t->job] >= placed) {  // every placed task of the job is a candidate: whole job
+      if (p.candidates >= placed) {  // every placed task of the job is a candidate: whole job
         out.push_back(t);
         continue;
       }
-      auto [it, fresh] = left.try_emplace(t->job, j->ReadyCount());
-      if (it->second > j->min_member) {
-        --it->second;
+      if (p.left > j->min_member) {
+        --p.left;
         out.push_back(t);
       }
     }

@@ -24,7 +24,10 @@
 // the rest of its job with it (all of them must be permitted victims), never leaving a broken gang.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "tephra/sched/scheduler.h"
@@ -68,11 +71,16 @@ class VictimPlanner {
     for (const auto& [name, jobs] : by_queue) queues.push_back(st_.FindQueue(name));
     std::stable_sort(queues.begin(), queues.end(),
                      [&](const QueueInfo* a, const QueueInfo* b) { return ssn_.QueueLess(*a, *b); });
+    // Victim searches are costly at scale (candidates are every running task of the queue or of the other
+    // queues); a cycle tries at most `maxJobsPerCycle` starving jobs (action argument, default 32) in
+    // queue/job order, and the rest wait for the next cycle (not marked as failed).
+    int budget = static_cast<int>(ArgDouble(ssn_.ActionArgs(reason_), "maxJobsPerCycle", 32));
     for (const QueueInfo* q : queues) {
       auto& jobs = by_queue[q->name];
       std::stable_sort(jobs.begin(), jobs.end(), [&](const JobInfo* a, const JobInfo* b) { return ssn_.JobLess(*a, *b); });
       for (JobInfo* j : jobs) {
         if (reclaim_ && ssn_.Overused(*q)) break;
+        if (budget-- <= 0) return;
         uint64_t version_before = j->version;
         bool ok = TryJob(*j, *q);
         auto& m = j->sched.evict[mi];
@@ -92,11 +100,21 @@ class VictimPlanner {
   }
 
  private:
-  // Candidate victims for `job`, in a deterministic order (job key, then creation order).
-  std::vector<const TaskInfo*> Candidates(const JobInfo& job) const {
+  // Candidate victims for `job`, in a deterministic order (job key, then creation order). The list for a
+  // queue is built once per action run (nothing is evicted for good within it: a committed victim is
+  // releasing and filtered out by IsVictimStatus when plans are made).
+  std::vector<const TaskInfo*> Candidates(const JobInfo& job) {
+    auto [it, fresh] = scope_.try_emplace(job.queue);
+    if (fresh) it->second = BuildScope(job);
+    std::vector<const TaskInfo*> out;
+    out.reserve(it->second.size());
+    for (const TaskInfo* t : it->second)
+      if (t->job != job.key && IsVictimStatus(*t)) out.push_back(t);
+    return out;
+  }
+  std::vector<const TaskInfo*> BuildScope(const JobInfo& job) const {
     std::vector<const TaskInfo*> out;
     for (const auto& [key, vj] : st_.jobs_) {
-      if (key == job.key) continue;
       if (!reclaim_ && vj.queue != job.queue) continue;
       if (reclaim_) {
         if (vj.queue == job.queue) continue;
@@ -114,6 +132,37 @@ class VictimPlanner {
       });
     }
     return out;
+  }
+
+  // Cluster-wide FutureIdle (computed once per action run: a lower-bound check only).
+  const Resource& FutureIdle() {
+    if (!future_idle_) {
+      Resource r;
+      for (int slot : st_.SchedulableNodes()) r += st_.NodeAt(slot).FutureIdle().ClampZero();
+      future_idle_ = r;
+    }
+    return *future_idle_;
+  }
+  // Upper bound of what evictions could free for `job` (see TryJob), from per-queue sums computed once.
+  Resource Freeable(const JobInfo& job) {
+    if (!queue_alloc_) {
+      queue_alloc_.emplace();
+      for (const auto& [k, j] : st_.jobs_) (*queue_alloc_)[j.queue] += j.allocated;
+    }
+    if (!reclaim_) {
+      auto it = queue_alloc_->find(job.queue);
+      return it == queue_alloc_->end() ? Resource() : (it->second - job.allocated).ClampZero();
+    }
+    Resource surplus;
+    const auto& des = ssn_.queue_deserved();
+    for (const auto& [name, alloc] : *queue_alloc_) {
+      if (name == job.queue) continue;
+      const QueueInfo* vq = st_.FindQueue(name);
+      if (!vq || !vq->reclaimable) continue;
+      auto d = des.find(name);
+      surplus += d == des.end() ? alloc : (alloc - d->second).ClampZero();
+    }
+    return surplus;
   }
 
   // Whether a queue holding `alloc` is at or above its deserved share on its dominant dimension
@@ -210,6 +259,20 @@ class VictimPlanner {
       for (TaskInfo* t : it->second)
         if (t->status == TaskStatus::kPending && !t->scheduling_gated && !t->best_effort) tasks.push_back(t);
     if (tasks.empty()) return false;
+    // Fast fail before any victim search: the gang's missing minimum (per-dimension smallest request x
+    // missing tasks, a lower bound) must fit in what is idle or releasing plus the most evictions could
+    // free (preempt: everything other jobs of the queue hold; reclaim: the other reclaimable queues'
+    // surplus over deserved).
+    {
+      int missing = std::max(1, job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined));
+      Resource smallest = tasks[0]->request;
+      for (const TaskInfo* t : tasks) smallest = smallest.Min(t->request);
+      smallest_ = smallest;
+      Resource need;
+      for (int d = 0; d < kMaxResources; ++d) need.Set(d, smallest.Get(d) * missing);
+      Resource bound = FutureIdle() + Freeable(job);
+      if (!need.FitsIn(bound)) return false;
+    }
     std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*a, *b); });
 
     // Plugins judge victims per job (every built-in hook compares jobs, or the victims themselves), so one
@@ -223,11 +286,37 @@ class VictimPlanner {
     if (permitted.empty()) return false;
     allowed_.clear();
     allowed_.insert(permitted.begin(), permitted.end());
-    // Per node, victims in eviction order: the reverse of the scheduling order.
-    std::map<std::string, std::vector<const TaskInfo*>> by_node;
-    for (const TaskInfo* v : permitted) by_node[v->node].push_back(v);
-    for (auto& [node, vs] : by_node)
-      std::stable_sort(vs.begin(), vs.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*b, *a); });
+    // Victims grouped per node (hash on the name, then nodes in name order for deterministic ties); each
+    // node's victims are put in eviction order (the reverse of the scheduling order) the first time the node
+    // is planned.
+    struct NodeVictims {
+      const NodeInfo* node = nullptr;
+      Resource freeable;  // upper bound of what evicting could free (stays one as victims go)
+      std::vector<const TaskInfo*> victims;
+      bool sorted = false;
+    };
+    std::vector<NodeVictims> nodes;
+    {
+      std::unordered_map<std::string_view, size_t> index;
+      for (const TaskInfo* v : permitted) {
+        auto [it, fresh] = index.try_emplace(v->node, nodes.size());
+        if (fresh) nodes.push_back({st_.FindNode(v->node), {}, {}, false});
+        NodeVictims& nv = nodes[it->second];
+        nv.freeable += v->request;
+        nv.victims.push_back(v);
+      }
+      nodes.erase(std::remove_if(nodes.begin(), nodes.end(), [](const NodeVictims& nv) { return nv.node == nullptr; }),
+                  nodes.end());
+      std::sort(nodes.begin(), nodes.end(),
+                [](const NodeVictims& a, const NodeVictims& b) { return a.node->name < b.node->name; });
+    }
+    // Nodes where something is idle or being released, for step 1 (kept as a short list: most of a busy
+    // cluster has none); nodes this job evicts on are appended.
+    std::vector<const NodeInfo*> free_nodes;
+    for (int slot : st_.SchedulableNodes()) {
+      const NodeInfo& n = st_.NodeAt(slot);
+      if (tasks[0]->request.FitsIn(n.FutureIdle()) || smallest_.FitsIn(n.FutureIdle())) free_nodes.push_back(&n);
+    }
 
     Statement stmt(&st_);
     Resource promised;  // pipelined requests of this job (not in its queue's allocated yet)
@@ -241,24 +330,36 @@ class VictimPlanner {
       std::string target;
       std::vector<const TaskInfo*> plan;
       // 1. Capacity already being released (or idle): no new eviction.
-      for (int slot : st_.SchedulableNodes()) {
-        const NodeInfo& n = st_.NodeAt(slot);
-        if (!t->request.FitsIn(n.FutureIdle())) continue;
-        if (!ssn_.StaticPredicate(*t, n).empty() || !ssn_.DynamicPredicate(*t, n).empty()) continue;
-        target = n.name;
+      for (const NodeInfo* n : free_nodes) {
+        if (!t->request.FitsIn(n->FutureIdle())) continue;
+        if (!ssn_.StaticPredicate(*t, *n).empty() || !ssn_.DynamicPredicate(*t, *n).empty()) continue;
+        target = n->name;
         break;
       }
       // 2. The node needing the fewest evictions.
       if (target.empty()) {
-        for (const auto& [node, vs] : by_node) {
-          const NodeInfo* n = st_.FindNode(node);
-          if (!n || !n->ready || n->unschedulable || !ssn_.StaticPredicate(*t, *n).empty()) continue;
-          auto p = PlanNode(*t, *n, vs);
+        for (NodeVictims& nv : nodes) {
+          const NodeInfo* n = nv.node;
+          if (!n->ready || n->unschedulable || !t->request.FitsIn(n->FutureIdle() + nv.freeable)) continue;
+          if (!ssn_.StaticPredicate(*t, *n).empty()) continue;
+          if (!nv.sorted) {
+            std::stable_sort(nv.victims.begin(), nv.victims.end(),
+                             [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*b, *a); });
+            nv.sorted = true;
+          }
+          auto p = PlanNode(*t, *n, nv.victims);
           if (!p || p->empty()) continue;
           if (target.empty() || p->size() < plan.size()) {
-            target = node;
+            target = n->name;
             plan = std::move(*p);
+            if (plan.size() == 1) break;  // cannot do better
           }
+        }
+        if (!target.empty()) {
+          std::set<const NodeInfo*> touched;
+          for (const TaskInfo* v : plan) touched.insert(st_.FindNode(v->node));
+          for (const NodeInfo* n : touched)
+            if (n && std::find(free_nodes.begin(), free_nodes.end(), n) == free_nodes.end()) free_nodes.push_back(n);
         }
       }
       if (target.empty()) break;  // this task cannot be placed; the gang verdict comes below
@@ -286,6 +387,10 @@ class VictimPlanner {
   bool reclaim_;
   std::string reason_;
   std::unordered_set<const TaskInfo*> allowed_;
+  std::optional<Resource> future_idle_;
+  Resource smallest_;  // per-dimension smallest request of the job being tried
+  std::map<std::string, std::vector<const TaskInfo*>> scope_;  // queue -> candidate victims (see Candidates)
+  std::optional<std::map<std::string, Resource>> queue_alloc_;
 };
 
 void Scheduler::EvictFor(Session& ssn, bool reclaim) {

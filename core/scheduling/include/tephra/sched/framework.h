@@ -96,7 +96,8 @@ class Plugin {
   virtual double HyperNodeScore(const Session&, const JobInfo&, const std::string& hypernode) const { return 0; }
   // Victim selection (Volcano preemptableFn / reclaimableFn): given the preemptor (a pending task of the
   // starving job) and candidate victims (occupying, not releasing), return the subset this plugin allows,
-  // in candidate order. nullopt abstains. Plugins that judge a set (gang: how many tasks of one job may
+  // in candidate order (required: the session intersects answers by merging along the candidate list).
+  // nullopt abstains. Plugins that judge a set (gang: how many tasks of one job may
   // go) see the whole candidate list at once.
   virtual std::optional<std::vector<const TaskInfo*>> Preemptable(const Session&, const TaskInfo& preemptor,
                                                                   const std::vector<const TaskInfo*>& candidates) const {
