@@ -132,7 +132,8 @@ def run_tephra():
     create_all(objs)
     create_all(pods_for("t", "volcano", True))
     p = subprocess.Popen([TEPHRA, "scheduler", "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
-                          "--listen-address", "0", "--health-addr", "0", "--kube-api-qps", QPS, "--kube-api-burst", BURST],
+                          "--listen-address", "0", "--health-addr", "0", "--kube-api-qps", QPS, "--kube-api-burst", BURST]
+                         + os.environ.get("SCHED_ARGS", "").split(),
                          stdout=open(os.path.join(LOGS, "bench-tephra-scheduler.log"), "w"), stderr=subprocess.STDOUT)
     try:
         return measure("t", GANGS * GANG)
@@ -177,10 +178,10 @@ def run_poster():
 
 if __name__ == "__main__":
     res = {"nodes": NODES, "gangs": GANGS, "gang_size": GANG, "qps": QPS, "burst": BURST}
-    res["tephra"] = run_tephra()
-    print(json.dumps(res["tephra"]), flush=True)
-    res["kube_scheduler"] = run_kube()
-    print(json.dumps(res["kube_scheduler"]), flush=True)
-    res["bare_poster"] = run_poster()
-    print(json.dumps(res["bare_poster"]), flush=True)
+    which = os.environ.get("BINDERS", "tephra,kube,poster").split(",")
+    for key, name, fn in (("tephra", "tephra", run_tephra), ("kube", "kube_scheduler", run_kube),
+                          ("poster", "bare_poster", run_poster)):
+        if key in which:
+            res[name] = fn()
+            print(name, json.dumps(res[name]), flush=True)
     print("RESULT " + json.dumps(res), flush=True)

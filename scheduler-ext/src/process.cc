@@ -429,12 +429,30 @@ int RunScheduler(const SchedulerOptions& o) {
   StatusWriter writer(status_client, [&](const std::string& ns, const std::string& n) { return pgs->Get(ns, n); },
                       &clock, o.scheduler_names.front());
   Evictor evictor(status_client, [&](EventSpec e) { writer.Event(std::move(e)); });
+  // Successful binds are recorded here and applied to the core under `mu` at the start of the next cycle
+  // (or before a failure is applied): a bind worker must never wait for a running cycle to release `mu`,
+  // or the cycle's length would throttle the binder. Until applied, the task stays kBinding, which
+  // already counts its node capacity as taken, so nothing is double-booked.
+  std::mutex settled_mu;
+  std::vector<std::string> settled;
+  auto apply_settled = [&] {  // caller holds mu
+    std::vector<std::string> v;
+    {
+      std::lock_guard sl(settled_mu);
+      v.swap(settled);
+    }
+    for (const auto& uid : v) core_sched->state().BindSucceeded(uid);
+  };
   std::unique_ptr<Binder> binder;
   binder = std::make_unique<Binder>(client, o.bind_workers, [&](const BindOutcome& out) {
     std::vector<std::string> rolled;
-    {
+    if (out.result == BindResult::kFailed) {
       std::lock_guard l(mu);
+      apply_settled();  // gang members already bound must not be rolled back with the failed one
       rolled = ApplyBindOutcome(core_sched->state(), out);
+    } else {
+      std::lock_guard sl(settled_mu);
+      settled.push_back(out.decision.task_uid);
     }
     if (!rolled.empty()) binder->Drop(rolled);
     if (out.result == BindResult::kFailed) {
@@ -596,6 +614,7 @@ int RunScheduler(const SchedulerOptions& o) {
     int64_t unschedulable_jobs = 0;
     {
       std::lock_guard l(mu);
+      apply_settled();
       res = core_sched->RunCycle(clock.WallNow());
       // FailedScheduling on the pending pods of gangs that just became unschedulable (the core emits the
       // PodGroup event only when the condition changes, so this does not repeat every cycle).
