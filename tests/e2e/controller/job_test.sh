@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e for the vcjob controller (run by run-with-cluster.sh: KUBECONFIG, KUBECTL, TEPHRA_BIN, TEPHRA_SOURCE_DIR).
-# Set-up is command_env.sh: `tephra nodesim` plays the nodes; the test plays the scheduler (PodGroups moved to
-# Inqueue with kubectl, pods bound with pods/binding) unless TEPHRA_E2E_REAL_SCHEDULER=1.
+# Set-up is command_env.sh: `tephra nodesim` plays the nodes and, in this suite by default, the real
+# `tephra scheduler` enqueues and binds (controller and scheduler together, as users run them);
+# TEPHRA_E2E_REAL_SCHEDULER=0 makes the test play the scheduler instead.
 #  1. MPI job (master 1 + worker 2; mpi, svc, ssh plugins) runs to Completed: hosts ConfigMap, MPI_HOST on the
 #     master, headless Service, NetworkPolicy, ssh Secret with the ssh config, PodGroup minMember.
 #  2. PyTorch job: MASTER_ADDR / MASTER_PORT / WORLD_SIZE / RANK per pod.
@@ -10,7 +11,8 @@
 #  4. The controller is SIGKILLed while a job runs and restarted: the job completes with exactly its replicas
 #     (no duplicate pods) and retryCount 0.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# nodesim, the controller and the scheduler (played by the test unless TEPHRA_E2E_REAL_SCHEDULER=1).
+export TEPHRA_E2E_REAL_SCHEDULER=${TEPHRA_E2E_REAL_SCHEDULER:-1}
+# nodesim, the controller and the scheduler.
 # shellcheck source=command_env.sh
 source "$HERE/command_env.sh"
 CTRL_LOG="$LOGS/controller.log"
