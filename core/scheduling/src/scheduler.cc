@@ -461,6 +461,7 @@ class Allocator {
       }
     }
     std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*a, *b); });
+    const uint64_t version_before = job.version;
     Statement stmt(&st_);
     std::vector<TaskInfo*> unplaced;
     std::string topo_error;
@@ -494,6 +495,10 @@ class Allocator {
       return;
     }
     Discard(stmt);
+    // The discarded attempt moved the job's version (placements + undo) but left the job exactly as it was;
+    // restoring it keeps preempt/reclaim's memo of this job (keyed by version) valid, so a periodic allocate
+    // retry does not trigger a victim search every time.
+    job.version = version_before;
     job.sched.failed = true;
     job.sched.failed_version = job.version;
     job.sched.failed_epoch = st_.capacity_epoch();

@@ -48,7 +48,6 @@ class VictimPlanner {
   void Run() {
     const bool enqueue_on =
         std::find(s_.conf_.actions.begin(), s_.conf_.actions.end(), "enqueue") != s_.conf_.actions.end();
-    const int retry = st_.options().retry_unchanged_every_cycles;
     const int mi = reclaim_ ? 1 : 0;
     std::map<std::string, std::vector<JobInfo*>> by_queue;
     for (auto& [key, j] : st_.jobs_) {
@@ -57,9 +56,13 @@ class VictimPlanner {
       if (enqueue_on && j.phase == PodGroupPhase::kPending) continue;
       // Topology-constrained gangs are placed only by allocate's HyperNode search (Volcano excludes them too).
       if (j.network_topology.mode == TopologyMode::kHard) continue;
+      // A failed search is not retried on a timer (unlike allocate's memo): its inputs are the job (version),
+      // free capacity and shares (capacity epoch, bumped by every pod/job/queue/node change) and the running
+      // candidates (victim epoch), so with all three unchanged the answer cannot change. A timer retry made
+      // an idle cycle with 1,000 starving gangs cost ~250 ms (32 searches of ~7 ms each, for ever).
       const auto& m = j.sched.evict[mi];
       if (m.failed && m.version == j.version && m.capacity_epoch == st_.capacity_epoch() &&
-          m.victim_epoch == st_.victim_epoch() && (retry <= 0 || s_.cycle_ - m.cycle < static_cast<uint64_t>(retry)))
+          m.victim_epoch == st_.victim_epoch())
         continue;
       const QueueInfo* q = st_.FindQueue(j.queue);
       if (!q || q->state != QueueState::kOpen) continue;
@@ -82,6 +85,7 @@ class VictimPlanner {
         if (reclaim_ && ssn_.Overused(*q)) break;
         if (budget-- <= 0) return;
         uint64_t version_before = j->version;
+        ++ssn_.result().metrics.victim_searches;
         bool ok = TryJob(*j, *q);
         auto& m = j->sched.evict[mi];
         m.failed = !ok;

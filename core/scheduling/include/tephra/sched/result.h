@@ -69,6 +69,7 @@ struct CycleMetrics {
   int64_t jobs_skipped_clean = 0;  // unschedulable jobs skipped because nothing relevant changed
   int64_t placements = 0;          // tasks placed (allocated or pipelined) and committed
   int64_t evictions = 0;           // victims evicted by preempt/reclaim this cycle
+  int64_t victim_searches = 0;     // starving jobs preempt/reclaim searched victims for (memoised failures skip)
 };
 
 struct CycleResult {
