@@ -69,6 +69,9 @@ void MinRequeue(Actions* a, std::chrono::nanoseconds d) {
   if (!a->requeue_after || ms < *a->requeue_after) a->requeue_after = ms;
 }
 
+// status.state.reason while a volumeClaimName the job references does not exist (pods are held).
+constexpr const char* kPvcMissingReason = "PVCNotFound";
+
 // Adds a condition for `phase`, dropping an older entry with the same status (1.3).
 void SetPhase(api::JobStatus* st, const std::string& phase, const std::string& now, const std::string& reason = "",
               const std::string& message = "") {
@@ -537,6 +540,7 @@ void Planner::Sync(bool initiate) {
 
   // 3. Volumes: create generated PVCs (deterministic names) and write their names back into the spec.
   bool volumes_ready = true;
+  bool pvc_missing = false;
   for (size_t i = 0; i < job_.spec.volumes.size(); ++i) {
     const auto& vs = job_.spec.volumes[i];
     std::string claim = vs.volume_claim_name;
@@ -557,10 +561,20 @@ void Planner::Sync(bool initiate) {
       pvc.spec = *vs.volume_claim;
       out_.create_pvcs.push_back(std::move(pvc));
     } else {
-      out_.events.push_back({Str(api::kEventTypeWarning), "PVCError",
-                             "pvc " + claim + " referenced by the job does not exist"});
+      std::string msg = "pvc " + claim + " referenced by the job does not exist";
+      // The Event says it once per reconcile that meets it; the state says it for as long as it holds, so
+      // `kubectl get vcjob -o yaml` shows why no pod exists (cleared below once the claim appears).
+      if (st_.state.reason != kPvcMissingReason || st_.state.message != msg)
+        out_.events.push_back({Str(api::kEventTypeWarning), "PVCError", msg});
+      st_.state.reason = kPvcMissingReason;
+      st_.state.message = msg;
+      pvc_missing = true;
     }
     volumes_ready = false;
+  }
+  if (!pvc_missing && st_.state.reason == kPvcMissingReason) {
+    st_.state.reason.clear();
+    st_.state.message.clear();
   }
   if (job_changed) out_.update_job = std::move(job_update);
 

@@ -662,14 +662,25 @@ TEST(PlanTest, MissingNamedPvcKeepsJobPending) {
   vs.volume_claim_name = "shared";
   job.spec.volumes.push_back(vs);
   World w(job);
-  w.Apply(w.Plan());
+  Actions first = w.Plan();
+  ASSERT_EQ(first.events.size(), 1u);
+  EXPECT_EQ(first.events[0].reason, "PVCError");
+  EXPECT_EQ(first.events[0].message, "pvc shared referenced by the job does not exist");
+  // The status says why for as long as it holds: state.reason/message, written with the status.
+  ASSERT_TRUE(first.update_status);
+  EXPECT_EQ(first.update_status->state.reason, "PVCNotFound");
+  EXPECT_EQ(first.update_status->state.message, "pvc shared referenced by the job does not exist");
+  w.Apply(first);
   w.SetPodGroupPhase("Inqueue");
   Actions a = w.Plan();
   EXPECT_TRUE(a.create_pods.empty());
-  ASSERT_FALSE(a.events.empty());
-  EXPECT_EQ(a.events[0].reason, "PVCError");
+  EXPECT_TRUE(a.events.empty());  // already said: no Event per reconcile
   w.obs.pvcs.insert("shared");
-  EXPECT_EQ(w.Plan().create_pods.size(), 1u);
+  a = w.Plan();
+  EXPECT_EQ(a.create_pods.size(), 1u);
+  ASSERT_TRUE(a.update_status);
+  EXPECT_EQ(a.update_status->state.reason, "");  // cleared once the claim exists
+  EXPECT_EQ(a.update_status->state.message, "");
 }
 
 TEST(PlanTest, ForwardingQueueAnnotatesJobAndPods) {
