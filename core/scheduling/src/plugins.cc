@@ -93,6 +93,12 @@ class GangPlugin final : public Plugin {
               "Not enough valid tasks for gang-scheduling, valid: " + std::to_string(valid) +
                   ", min: " + std::to_string(j.min_member)};
     }
+    // Per-task minimums only bind when minMember covers them (Volcano's CheckTaskValid: minMember >=
+    // sum(minTaskMember)), as in JobReady. Without this, a job whose launcher `dependsOn` its workers
+    // (minAvailable = workers only) could never start: the launcher's pod does not exist yet.
+    int64_t sum = 0;
+    for (const auto& [role, min] : j.min_task_member) sum += min;
+    if (j.min_member < sum) return {};
     for (const auto& [role, min] : j.min_task_member) {
       auto it = j.role_total.find(role);
       int have = it == j.role_total.end() ? 0 : it->second;

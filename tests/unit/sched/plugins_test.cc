@@ -195,6 +195,28 @@ TEST(Gang, ValidReadyAndOrder) {
   EXPECT_TRUE(s.JobLess(notready, hi));  // gang tier first: not-ready jobs first
 }
 
+// Volcano's CheckTaskValid: per-task minimums are checked only when minMember >= their sum. An MPI job whose
+// launcher dependsOn 2 workers (minAvailable 2; minTaskMember launcher 1, worker 2) must be valid with only the
+// 2 worker pods existing; with minAvailable 3 the launcher's minimum binds and the job is not valid.
+TEST(Gang, PerTaskMinimumsBindOnlyWhenMinMemberCoversThem) {
+  Harness h;
+  h.Add(PluginOption::Named("gang"));
+  Session& s = h.Open();
+  JobInfo j;
+  j.min_member = 2;
+  j.min_task_member = {{"mpimaster", 1}, {"mpiworker", 2}};
+  j.role_total["mpiworker"] = 2;
+  j.status_count[static_cast<size_t>(TaskStatus::kPending)] = 2;
+  EXPECT_TRUE(s.JobValid(j).pass);
+  j.min_member = 3;
+  j.status_count[static_cast<size_t>(TaskStatus::kPending)] = 3;  // enough tasks overall...
+  j.role_total["mpiworker"] = 3;
+  ValidateResult v = s.JobValid(j);  // ...but none of the launcher
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.reason, "NotEnoughPodsOfTask");
+  EXPECT_EQ(v.message, "Not enough valid pods of task mpimaster, valid: 0, min: 1");
+}
+
 TEST(NodeOrder, PrefersLessLoadedAndBalanced) {
   Harness h;
   h.Add(PluginOption::Named("nodeorder"));
