@@ -9,12 +9,11 @@ Both schedulers get the same client --kube-api-qps/--kube-api-burst. Bound pods 
 pod list every POLL s. Reported: pods bound per second (first bind -> last bind) and, per gang, the time from
 its first bound pod to its last (the gang is enqueued and allocated in one cycle, so first bind ~ Inqueue).
 """
-import http.client, json, os, ssl, subprocess, sys, threading, time
+import json, os, subprocess, sys, time
 
-API = os.environ["TEPHRA_E2E_API_URL"].replace("https://", "")
-HOST, PORT = API.split(":")
-TOKEN = open(os.environ["TEPHRA_E2E_TOKEN_FILE"]).read().strip()
-CTX = ssl.create_default_context(cafile=os.environ["TEPHRA_E2E_CA_FILE"])
+from apiclient import conn, req
+import apiclient
+
 NODES = int(os.environ.get("NODES", "1000"))
 GANGS = int(os.environ.get("GANGS", "8"))
 GANG = int(os.environ.get("GANG", "128"))
@@ -28,40 +27,8 @@ K8S_BIN = os.environ["K8S_BIN"]
 KCFG_SCHED = os.path.join(os.environ["TEPHRA_E2E_DIR"], "kube-scheduler.kubeconfig")
 
 
-def conn():
-    return http.client.HTTPSConnection(HOST, int(PORT), context=CTX, timeout=60)
-
-
-def req(c, method, path, body=None):
-    h = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}
-    c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
-    r = c.getresponse()
-    data = r.read()
-    return r.status, data
-
-
 def create_all(objs):
-    """Creates (path, obj) pairs with THREADS connections."""
-    idx = [0]
-    lock = threading.Lock()
-    errs = []
-
-    def work():
-        c = conn()
-        while True:
-            with lock:
-                if idx[0] >= len(objs):
-                    return
-                path, o = objs[idx[0]]
-                idx[0] += 1
-            s, d = req(c, "POST", path, o)
-            if s not in (200, 201):
-                errs.append((s, d[:200]))
-    ts = [threading.Thread(target=work) for _ in range(THREADS)]
-    [t.start() for t in ts]
-    [t.join() for t in ts]
-    if errs:
-        sys.exit("create errors: %s" % errs[:3])
+    apiclient.create_all(objs, THREADS)
 
 
 def pods_for(prefix, sched, with_group):

@@ -11,12 +11,10 @@
 "PodGroup created -> all bound" includes noticing the PodGroup, enqueueing it (Pending -> Inqueue) and
 allocating it, so it bounds the issue's "Inqueue -> all bound" from above.
 """
-import http.client, json, os, ssl, subprocess, sys, threading, time
+import json, os, subprocess, sys, threading, time
 
-API = os.environ["TEPHRA_E2E_API_URL"].replace("https://", "")
-HOST, PORT = API.split(":")
-TOKEN = open(os.environ["TEPHRA_E2E_TOKEN_FILE"]).read().strip()
-CTX = ssl.create_default_context(cafile=os.environ["TEPHRA_E2E_CA_FILE"])
+from apiclient import TOKEN, conn, create_all, req
+
 GANG = int(os.environ.get("GANG", "128"))
 ROUNDS = int(os.environ.get("ROUNDS", "20"))
 QPS = os.environ.get("QPS", "1000")
@@ -27,44 +25,14 @@ LOGS = os.environ.get("TEPHRA_E2E_LOG_DIR", "/tmp")
 NS = "default"
 
 
-def conn():
-    return http.client.HTTPSConnection(HOST, int(PORT), context=CTX, timeout=120)
-
-
-def req(c, method, path, body=None):
-    h = {"Authorization": "Bearer " + TOKEN, "Content-Type": "application/json"}
-    c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
-    r = c.getresponse()
-    return r.status, r.read()
-
-
 def create_pods(rnd):
-    names = ["g%d-%d" % (rnd, i) for i in range(GANG)]
-    idx = [0]
-    lock = threading.Lock()
-    errs = []
-
-    def work():
-        c = conn()
-        while True:
-            with lock:
-                if idx[0] >= len(names):
-                    return
-                n = names[idx[0]]
-                idx[0] += 1
-            s, d = req(c, "POST", "/api/v1/namespaces/%s/pods" % NS, {
-                "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": n, "labels": {"bench": "lat", "round": str(rnd)},
-                             "annotations": {"scheduling.k8s.io/group-name": "lat-%d" % rnd}},
-                "spec": {"schedulerName": "volcano", "containers": [
-                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}}}]}})
-            if s not in (200, 201):
-                errs.append((s, d[:200]))
-    ts = [threading.Thread(target=work) for _ in range(THREADS)]
-    [t.start() for t in ts]
-    [t.join() for t in ts]
-    if errs:
-        sys.exit("pod create errors: %s" % errs[:3])
+    create_all([("/api/v1/namespaces/%s/pods" % NS, {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "g%d-%d" % (rnd, i), "labels": {"bench": "lat", "round": str(rnd)},
+                     "annotations": {"scheduling.k8s.io/group-name": "lat-%d" % rnd}},
+        "spec": {"schedulerName": "volcano", "containers": [
+            {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}}}]}})
+        for i in range(GANG)], THREADS)
 
 
 def list_rv(c, rnd):
@@ -75,15 +43,14 @@ def list_rv(c, rnd):
 
 def one_round(rnd):
     create_pods(rnd)
-    c = conn()
+    c = conn(120)
     rv, items = list_rv(c, rnd)
     if len(items) != GANG:
         sys.exit("round %d: %d pods listed, want %d" % (rnd, len(items), GANG))
     bound, done = {}, threading.Event()
-    w = conn()
-    h = {"Authorization": "Bearer " + TOKEN}
+    w = conn(120)
     w.request("GET", "/api/v1/namespaces/%s/pods?watch=1&labelSelector=round%%3D%d&resourceVersion=%s" % (NS, rnd, rv),
-              headers=h)
+              headers={"Authorization": "Bearer " + TOKEN})
     resp = w.getresponse()
 
     def watch():

@@ -19,7 +19,7 @@ dump() {
   k get events -n $NS --field-selector "involvedObject.name=$1" >&2 2>&1 || true
   tail -n 30 "$LOGS/controller.log" >&2 || true
 }
-# job <name> <container-name> <run-seconds> [volumes-yaml]
+# job <name> <container-name> <run-seconds> [volumes-yaml]: a one-pod job (task_yaml from command_env.sh).
 job() {
   cat <<YAML
 apiVersion: batch.volcano.sh/v1alpha1
@@ -31,14 +31,8 @@ spec:
   queue: default
   ${4:-}
   tasks:
-  - name: w
-    replicas: 1
-    template:
-      metadata: {annotations: {tephra.io/sim-run-seconds: "$3", tephra.io/sim-exit-code: "0"}}
-      spec:
-        restartPolicy: Never
-        containers: [{name: $2, image: busybox, resources: {requests: {cpu: "1"}}}]
 YAML
+  task_yaml w 1 "$3" '[]' "$2"
 }
 event_msgs() { k get events -n $NS --field-selector "involvedObject.name=$1,reason=$2" -o jsonpath='{range .items[*]}{.message}{"\n"}{end}'; }
 

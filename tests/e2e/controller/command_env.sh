@@ -12,7 +12,6 @@ LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 FAKE_SCHED_PID=
 trap 'stop_roles; [ -z "$FAKE_SCHED_PID" ] || kill "$FAKE_SCHED_PID" 2>/dev/null || true' EXIT
 k() { "$KUBECTL" --request-timeout 20s "$@"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 NS=default
 
 k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
@@ -83,6 +82,20 @@ fi
 
 vcjob_phase() { k get vcjob -n $NS "$1" -o jsonpath='{.status.state.phase}'; }
 vcjob_phase_is() { [ "$(vcjob_phase "$1")" = "$2" ]; }
+# task_yaml <task> <replicas> <run-seconds> [<task-policies-flow-yaml>] [<container-name>]: one task of
+# nodesim pods exiting 0 after run-seconds (the task list entry of a vcjob).
+task_yaml() {
+  cat <<YAML
+  - name: $1
+    replicas: $2
+    policies: ${4:-[]}
+    template:
+      metadata: {annotations: {tephra.io/sim-run-seconds: "$3", tephra.io/sim-exit-code: "0"}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: ${5:-c}, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+}
 # vcjob_yaml <name> <replicas> <run-seconds>: a one-task job of nodesim pods exiting 0 after run-seconds.
 vcjob_yaml() {
   cat <<YAML
@@ -94,12 +107,6 @@ spec:
   schedulerName: volcano
   queue: default
   tasks:
-  - name: w
-    replicas: $2
-    template:
-      metadata: {annotations: {tephra.io/sim-run-seconds: "$3", tephra.io/sim-exit-code: "0"}}
-      spec:
-        restartPolicy: Never
-        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
 YAML
+  task_yaml w "$2" "$3"
 }

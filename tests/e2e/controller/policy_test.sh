@@ -19,19 +19,6 @@ dump() {
   tail -n 30 "$LOGS/controller.log" >&2 || true
 }
 pod_uids() { k get pods -n $NS -l "volcano.sh/job-name=$1" -o jsonpath='{range .items[*]}{.metadata.uid}{" "}{end}'; }
-# task_yaml <task> <replicas> <run-seconds> [<task-policies-flow-yaml>]
-task_yaml() {
-  cat <<YAML
-  - name: $1
-    replicas: $2
-    policies: ${4:-[]}
-    template:
-      metadata: {annotations: {tephra.io/sim-run-seconds: "$3", tephra.io/sim-exit-code: "0"}}
-      spec:
-        restartPolicy: Never
-        containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
-YAML
-}
 # job_head <name> <minAvailable> <job-policies-flow-yaml> [extra spec line]
 job_head() {
   cat <<YAML

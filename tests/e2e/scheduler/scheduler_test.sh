@@ -18,7 +18,6 @@ WORK=$(mktemp -d)
 WATCH_PID=
 trap 'stop_roles; [ -z "$WATCH_PID" ] || kill "$WATCH_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 k() { "$KUBECTL" --request-timeout 20s "$@"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
 k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
