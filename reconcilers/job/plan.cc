@@ -569,6 +569,9 @@ void Planner::Sync(bool initiate) {
       st_.state.reason = kPvcMissingReason;
       st_.state.message = msg;
       pvc_missing = true;
+      // The controller does not watch PVCs, so nothing else may wake this job when the claim appears: look
+      // again in 5 s (level-triggered; the requeue is cheap and stops once the claim exists).
+      MinRequeue(&out_, std::chrono::seconds(5));
     }
     volumes_ready = false;
   }

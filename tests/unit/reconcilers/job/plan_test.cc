@@ -675,6 +675,8 @@ TEST(PlanTest, MissingNamedPvcKeepsJobPending) {
   Actions a = w.Plan();
   EXPECT_TRUE(a.create_pods.empty());
   EXPECT_TRUE(a.events.empty());  // already said: no Event per reconcile
+  ASSERT_TRUE(a.requeue_after);   // PVCs are not watched: the job looks again by itself
+  EXPECT_LE(*a.requeue_after, std::chrono::milliseconds(5000));
   w.obs.pvcs.insert("shared");
   a = w.Plan();
   EXPECT_EQ(a.create_pods.size(), 1u);
