@@ -315,6 +315,12 @@ StatusOr<json> FakeClient::Update(const ResourceInfo& r, const std::string& ns, 
   auto it = objects_.find(k);
   if (it == objects_.end()) return NotFound(res, name);
   const json old = it->second;
+  // As the API server: a uid in the body is a precondition (an update meant for a deleted object must not
+  // land on a new object of the same name).
+  if (std::string want_uid = Str(obj, "metadata", "uid"); !want_uid.empty() && want_uid != Str(old, "metadata", "uid")) {
+    return Conflict("Precondition failed: UID in precondition: " + want_uid + ", UID in object meta: " +
+                    Str(old, "metadata", "uid"));
+  }
   std::string want_rv = Str(obj, "metadata", "resourceVersion");
   if (!want_rv.empty() && want_rv != Str(old, "metadata", "resourceVersion")) {
     return Conflict("Operation cannot be fulfilled on " + res + " \"" + name +

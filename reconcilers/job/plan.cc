@@ -443,7 +443,10 @@ std::vector<DerivedEvent> Planner::DeriveEvents() const {
 }
 
 void Planner::KillPluginObjectsAndPodGroup() {
-  if (obs_.pod_group) out_.delete_pod_group = obs_.pod_group->metadata.name;
+  if (obs_.pod_group) {
+    out_.delete_pod_group = obs_.pod_group->metadata.name;
+    out_.delete_pod_group_uid = obs_.pod_group->metadata.uid;
+  }
   Actions scratch;
   for (const auto& p : MakePlugins(job_, &scratch, nullptr)) {
     PluginObjectNames n = p->Owned(job_);
@@ -588,6 +591,7 @@ void Planner::Sync(bool initiate) {
     out_.create_pod_group = want_pg;
   } else if (PodGroupStale()) {
     out_.delete_pod_group = obs_.pod_group->metadata.name;  // recreated on the next pass
+    out_.delete_pod_group_uid = obs_.pod_group->metadata.uid;
   } else {
     const api::PodGroup& have = *obs_.pod_group;
     api::PodGroup upd = have;

@@ -77,6 +77,9 @@ struct Actions {
   std::optional<api::PodGroup> create_pod_group;
   std::optional<api::PodGroup> update_pod_group;  // full object (PodGroup has no status subresource)
   std::optional<std::string> delete_pod_group;
+  // The uid of the PodGroup the plan saw: the delete carries it as a precondition, so a plan made on a
+  // cache that still shows the killed run's PodGroup never deletes its successor of the same name.
+  std::string delete_pod_group_uid;
   PluginObjects create_plugin_objects;
   std::vector<api::ConfigMap> update_config_maps;
   PluginObjectNames delete_plugin_objects;

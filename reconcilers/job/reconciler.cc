@@ -273,7 +273,11 @@ Status JobReconciler::Execute(const std::string& key, const Observed& obs, const
     memory_[key].handled_pod_uids.insert(pod->metadata.uid);
   }
   if (a.delete_pod_group) {
-    Status s = IgnoreNotFound(c.Delete(api::PodGroup::Resource(), ns, *a.delete_pod_group));
+    kube::DeleteOptions del;
+    if (!a.delete_pod_group_uid.empty()) del.precondition_uid = a.delete_pod_group_uid;
+    Status s = c.Delete(api::PodGroup::Resource(), ns, *a.delete_pod_group, del);
+    // NotFound: already gone. Conflict on the uid: the name now belongs to the next run's PodGroup.
+    if (core::IsNotFound(s) || (core::IsConflict(s) && !a.delete_pod_group_uid.empty())) s = Status::OK();
     if (!s.ok()) RecordEvent(job, "Warning", "PodGroupError", s.message());
     Keep(&first, s);
   }

@@ -15,7 +15,8 @@ core::Status WritePodGroupStatus(kube::Client& client, const sched::PodGroupStat
                                  StatusWriterStats* stats) {
   api::PodGroup pg;
   bool have = false;
-  if (cached) {
+  // A cached object of another uid is an older or newer PodGroup of the same name: read the current one.
+  if (cached && (u.uid.empty() || cached->metadata.uid == u.uid)) {
     pg = *cached;
     have = true;
   }
@@ -24,11 +25,20 @@ core::Status WritePodGroupStatus(kube::Client& client, const sched::PodGroupStat
       auto got = kube::GetAs<api::PodGroup>(client, u.ns, u.name);
       if (!got.ok()) return got.status();
       pg = std::move(*got);
+      if (!u.uid.empty() && pg.metadata.uid != u.uid) {
+        // The PodGroup this status was computed for is gone; its successor gets its own status from the
+        // next cycle. Writing this one there is how a restarted job's PodGroup used to flip back.
+        if (stats) stats->podgroup_superseded++;
+        return core::Status(core::StatusCode::kNotFound, "podgroup " + u.job + " was re-created (uid " +
+                                                             pg.metadata.uid + ", status computed for " + u.uid + ")");
+      }
     }
     if (!ApplyPodGroupStatus(u, now, &pg.status)) {
       if (stats) stats->podgroup_unchanged++;
       return core::Status::OK();
     }
+    // The body carries metadata.uid and resourceVersion: the API server answers 409 if the object was
+    // changed or replaced meanwhile, and the loop re-reads it.
     auto r = client.Update(api::PodGroup::Resource(), u.ns, api::ToJson(pg));
     if (r.ok()) {
       if (stats) stats->podgroup_writes++;
@@ -57,6 +67,7 @@ void StatusWriter::PodGroup(sched::PodGroupStatusUpdate u) {
   {
     std::lock_guard l(mu_);
     std::string key = u.job;
+    pg_retry_.erase(key);  // superseded: the newest desired status is the only one worth writing
     pg_[key] = std::move(u);
   }
   cv_.notify_one();
@@ -65,9 +76,39 @@ void StatusWriter::PodGroup(sched::PodGroupStatusUpdate u) {
 void StatusWriter::Queue(const std::string& name, api::ResourceList allocated) {
   {
     std::lock_guard l(mu_);
+    queue_retry_.erase(name);
     queues_[name] = std::move(allocated);
   }
   cv_.notify_one();
+}
+
+std::chrono::steady_clock::duration StatusWriter::RetryDelay(int attempt) {
+  // 200 ms, 400 ms, ... capped at 10 s: an API server that is down for a minute is retried a few times a
+  // minute, and the scheduler's periodic status resync covers anything given up on.
+  auto d = std::chrono::milliseconds(200) * (1LL << std::min(attempt, 6));
+  return std::min<std::chrono::steady_clock::duration>(d, std::chrono::seconds(10));
+}
+
+template <typename Map, typename RetryMap>
+void StatusWriter::TakeDueRetries(Map* batch, RetryMap* retry, std::chrono::steady_clock::time_point now) {
+  for (auto it = retry->begin(); it != retry->end();) {
+    if (it->second.not_before <= now && !batch->count(it->first)) {
+      batch->emplace(it->first, std::move(it->second.value));
+      attempts_[it->first] = it->second.attempt;
+      it = retry->erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::optional<std::chrono::steady_clock::time_point> StatusWriter::NextRetry() const {
+  std::optional<std::chrono::steady_clock::time_point> t;
+  for (const auto& [k, r] : pg_retry_)
+    if (!t || r.not_before < *t) t = r.not_before;
+  for (const auto& [k, r] : queue_retry_)
+    if (!t || r.not_before < *t) t = r.not_before;
+  return t;
 }
 
 void StatusWriter::Event(EventSpec e) {
@@ -113,8 +154,10 @@ void StatusWriter::Stop() {
 
 bool StatusWriter::WaitIdle(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock l(mu_);
-  return idle_cv_.wait_until(l, deadline,
-                             [&] { return !busy_ && pg_.empty() && queues_.empty() && pods_.empty() && events_.empty(); });
+  return idle_cv_.wait_until(l, deadline, [&] {
+    return !busy_ && pg_.empty() && queues_.empty() && pods_.empty() && events_.empty() && pg_retry_.empty() &&
+           queue_retry_.empty();
+  });
 }
 
 void StatusWriter::Run() {
@@ -127,24 +170,49 @@ void StatusWriter::Run() {
       std::unique_lock l(mu_);
       busy_ = false;
       idle_cv_.notify_all();
-      cv_.wait(l, [&] { return stopping_ || !pg_.empty() || !queues_.empty() || !pods_.empty() || !events_.empty(); });
+      auto ready = [&] {
+        if (stopping_ || !pg_.empty() || !queues_.empty() || !pods_.empty() || !events_.empty()) return true;
+        auto next = NextRetry();
+        return next && *next <= std::chrono::steady_clock::now();
+      };
+      while (!ready()) {
+        auto next = NextRetry();
+        if (next) cv_.wait_until(l, *next);
+        else cv_.wait(l);
+      }
       if (stopping_) return;
       pgs.swap(pg_);
       queues.swap(queues_);
       events.swap(events_);
       pods.swap(pods_);
+      attempts_.clear();
+      const auto now = std::chrono::steady_clock::now();
+      TakeDueRetries(&pgs, &pg_retry_, now);
+      TakeDueRetries(&queues, &queue_retry_, now);
       busy_ = true;
     }
     const core::Clock::WallTime wall = clock_->WallNow();
     const std::string now = core::FormatRfc3339(wall);
-    for (const auto& [key, u] : pgs) {
+    // A failed write (API server down, timeout, 5xx, a conflict that kept repeating) is kept and retried
+    // with backoff unless a newer status for the same object arrives first; the scheduler's memory of what
+    // it emitted assumes the write eventually lands.
+    auto retry_later = [&](auto* retry, const auto& queued, const std::string& key, auto value) {
+      auto a = attempts_.find(key);
+      int attempt = a == attempts_.end() ? 0 : a->second + 1;
+      std::lock_guard l(mu_);
+      if (stopping_) return;
+      if (queued.count(key) > 0) return;  // a newer desired value queued while we were writing wins
+      (*retry)[key] = {std::move(value), attempt, std::chrono::steady_clock::now() + RetryDelay(attempt)};
+    };
+    for (auto& [key, u] : pgs) {
       core::Status s = WritePodGroupStatus(*client_, u, lookup_ ? lookup_(u.ns, u.name) : nullptr, now, &stats_);
       if (!s.ok() && !core::IsNotFound(s)) {
         stats_.podgroup_errors++;
-        kube::log::Warn("podgroup status write failed").Kv("podgroup", key).Kv("error", s);
+        kube::log::Warn("podgroup status write failed; will retry").Kv("podgroup", key).Kv("error", s);
+        retry_later(&pg_retry_, pg_, key, std::move(u));
       }
     }
-    for (const auto& [name, alloc] : queues) {
+    for (auto& [name, alloc] : queues) {
       json allocated = json::object();
       for (const auto& [res, q] : alloc) allocated[res] = q.ToString();
       json patch = {{"status", {{"allocated", allocated}}}};
@@ -153,7 +221,8 @@ void StatusWriter::Run() {
         stats_.queue_writes++;
       } else if (!core::IsNotFound(r.status())) {
         stats_.queue_errors++;
-        kube::log::Warn("queue status write failed").Kv("queue", name).Kv("error", r.status());
+        kube::log::Warn("queue status write failed; will retry").Kv("queue", name).Kv("error", r.status());
+        retry_later(&queue_retry_, queues_, name, std::move(alloc));
       }
     }
     for (const auto& [key, c] : pods) {

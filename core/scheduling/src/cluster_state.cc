@@ -300,7 +300,9 @@ void ClusterState::UpsertJob(const JobInfo& in) {
     j.allocated = old.allocated;
     j.pending_request = old.pending_request;
     j.pending_best_effort = old.pending_best_effort;
-    j.sched = old.sched;
+    // A new uid is a new PodGroup (deleted and re-created under the same name, seen as one update after a
+    // re-list): none of the old gang's memos (ever ready, partial since, failed attempts, status) apply.
+    if (old.uid == j.uid) j.sched = old.sched;
     j.version = old.version + 1;
     old = std::move(j);
     BumpCapacity();  // minMember/minResources/queue changes can make the job (or others) schedulable

@@ -702,7 +702,14 @@ void Scheduler::WriteStatus(Session& ssn) {
     u.running = running;
     u.succeeded = succeeded;
     u.failed = failed;
+    u.uid = j.uid;
     auto prev = emitted_pg_.find(key);
+    // What was emitted for an earlier PodGroup of the same name says nothing about this one: its first
+    // status (often the very same Inqueue 0/0/0 the old one last had) must be written.
+    if (prev != emitted_pg_.end() && prev->second.uid != j.uid) {
+      emitted_pg_.erase(prev);
+      prev = emitted_pg_.end();
+    }
     std::optional<PodGroupCondition> cond;
     if (!bind_failure.empty()) {
       cond = PodGroupCondition{"Unschedulable", "True", "BindFailed",
@@ -730,7 +737,7 @@ void Scheduler::WriteStatus(Session& ssn) {
     } else if (prev != emitted_pg_.end()) {
       u.conditions = prev->second.conditions;
     }
-    bool changed = prev == emitted_pg_.end() || prev->second.phase != u.phase || prev->second.running != u.running ||
+    bool changed = resync_status_ || prev == emitted_pg_.end() || prev->second.phase != u.phase || prev->second.running != u.running ||
                    prev->second.succeeded != u.succeeded || prev->second.failed != u.failed ||
                    prev->second.conditions != u.conditions;
     j.sched.status_version = j.version;
@@ -743,10 +750,16 @@ void Scheduler::WriteStatus(Session& ssn) {
   state_.removed_jobs_.clear();
   for (const auto& [name, q] : state_.queues_) {
     auto it = emitted_queue_.find(name);
-    if (it != emitted_queue_.end() && it->second == q.allocated) continue;
+    if (!resync_status_ && it != emitted_queue_.end() && it->second == q.allocated) continue;
     emitted_queue_[name] = q.allocated;
     out.queues.push_back({name, q.allocated});
   }
+  resync_status_ = false;
+}
+
+void Scheduler::ResyncStatus() {
+  resync_status_ = true;
+  for (auto& [k, j] : state_.jobs_) j.sched.status_version = 0;
 }
 
 }  // namespace tephra::sched

@@ -447,5 +447,82 @@ TEST(Cycle, BackfillPlacesBestEffortPods) {
   EXPECT_EQ(r.binds[0].node, "n0");
 }
 
+// The job controller deletes a job's PodGroup on every full restart and re-creates it under the same name
+// with a new uid. When both happen between two cycles, the new PodGroup's first status (Inqueue, no pods)
+// equals what was last emitted for the old one; it must still be emitted, for the new uid, or the job
+// controller waits forever for a phase that is never written.
+TEST(Cycle, PodGroupRecreatedUnderSameNameGetsItsOwnStatus) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 4000, 16 * kGi);
+  JobInfo j = c.Job("a", 2);
+  c.AddJob(j);  // no pods yet: the controller creates them once the PodGroup is Inqueue
+  CycleResult r = c.Run();
+  const PodGroupStatusUpdate* u = FindPg(r, "ns/a");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->phase, PodGroupPhase::kInqueue);
+  EXPECT_EQ(u->uid, "uid-a");
+  EXPECT_EQ(FindPg(c.Run(), "ns/a"), nullptr) << "an unchanged status is not emitted again";
+
+  c.st().RemoveJob("ns/a");
+  j.uid = "uid-a-2";
+  j.phase = PodGroupPhase::kPending;
+  c.AddJob(j);
+  r = c.Run();
+  u = FindPg(r, "ns/a");
+  ASSERT_NE(u, nullptr) << "the re-created PodGroup never got a status";
+  EXPECT_EQ(u->uid, "uid-a-2");
+  EXPECT_EQ(u->phase, PodGroupPhase::kInqueue);
+}
+
+// After a re-list the informer can report the replacement as one update of the old object (same key, new
+// uid). The old gang's memos must not carry over: the new one gets its own status.
+TEST(Cycle, PodGroupReplacedByUpdateWithNewUidStartsOver) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 4000, 16 * kGi);
+  JobInfo j = c.Job("a", 2);
+  c.AddJob(j);
+  ASSERT_NE(FindPg(c.Run(), "ns/a"), nullptr);
+  j.uid = "uid-a-2";
+  j.phase = PodGroupPhase::kPending;
+  c.AddJob(j);  // no RemoveJob in between
+  const PodGroupStatusUpdate* u = nullptr;
+  CycleResult r = c.Run();
+  u = FindPg(r, "ns/a");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->uid, "uid-a-2");
+  EXPECT_EQ(u->phase, PodGroupPhase::kInqueue);
+}
+
+// ResyncStatus re-sends every status (so a failed or overwritten write is corrected) without repeating
+// Events.
+TEST(Cycle, ResyncStatusReemitsEverythingWithoutEvents) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 4000, 16 * kGi);
+  c.Gang("fits", 2, Resource::CpuMem(1000, kGi));
+  c.Gang("huge", 1, Resource::CpuMem(64000, kGi));
+  CycleResult r = c.Run();
+  ASSERT_NE(FindPg(r, "ns/fits"), nullptr);
+  ASSERT_NE(FindPg(r, "ns/huge"), nullptr);
+  r = c.Run();
+  EXPECT_EQ(FindPg(r, "ns/fits"), nullptr);
+  EXPECT_EQ(FindPg(r, "ns/huge"), nullptr);
+  c.s().ResyncStatus();
+  r = c.Run();
+  const PodGroupStatusUpdate* fits = FindPg(r, "ns/fits");
+  const PodGroupStatusUpdate* huge = FindPg(r, "ns/huge");
+  ASSERT_NE(fits, nullptr);
+  ASSERT_NE(huge, nullptr);
+  EXPECT_EQ(fits->phase, PodGroupPhase::kRunning);
+  ASSERT_EQ(huge->conditions.size(), 1u);
+  EXPECT_EQ(huge->conditions[0].type, "Unschedulable");
+  EXPECT_TRUE(r.events.empty()) << r.events.size() << " events repeated by a resync";
+  EXPECT_FALSE(r.queues.empty()) << "queue status is re-sent too";
+  r = c.Run();
+  EXPECT_EQ(FindPg(r, "ns/fits"), nullptr) << "a resync lasts one cycle";
+}
+
 }  // namespace
 }  // namespace tephra::sched

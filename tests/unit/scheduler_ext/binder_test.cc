@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include <gtest/gtest.h>
@@ -187,6 +188,91 @@ TEST(StatusWriterTest, PodGroupConflictIsReReadAndRedone) {
   ASSERT_TRUE(WritePodGroupStatus(*fc, u, std::make_shared<const api::PodGroup>(done), "t", &stats).ok());
   EXPECT_TRUE(fc->Actions().empty());
   EXPECT_EQ(stats.podgroup_unchanged.load(), 1);
+}
+
+// The job controller deletes and re-creates a job's PodGroup under the same name on every full restart. A
+// status computed for the old object must never land on the new one (it used to: the stale cached object
+// got a 409, the re-read returned the new PodGroup, and the old status was written there).
+TEST(StatusWriterTest, PodGroupStatusNeverLandsOnARecreatedPodGroup) {
+  auto fc = std::make_shared<FakeClient>();
+  json pg = {{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"},
+             {"metadata", {{"name", "pg"}, {"namespace", "ns"}}},
+             {"spec", {{"minMember", 2}, {"queue", "default"}}}};
+  ASSERT_TRUE(fc->Create(api::PodGroup::Resource(), "ns", pg).ok());
+  auto old = kube::GetAs<api::PodGroup>(*fc, "ns", "pg");
+  ASSERT_TRUE(old.ok());
+  ASSERT_TRUE(fc->Delete(api::PodGroup::Resource(), "ns", "pg").ok());
+  ASSERT_TRUE(fc->Create(api::PodGroup::Resource(), "ns", pg).ok());
+  auto fresh = kube::GetAs<api::PodGroup>(*fc, "ns", "pg");
+  ASSERT_TRUE(fresh.ok());
+  ASSERT_NE(old->metadata.uid, fresh->metadata.uid);
+  fc->ClearActions();
+
+  sched::PodGroupStatusUpdate u;
+  u.job = "ns/pg";
+  u.ns = "ns";
+  u.name = "pg";
+  u.uid = old->metadata.uid;
+  u.phase = sched::PodGroupPhase::kCompleted;
+  u.failed = 2;
+  StatusWriterStats stats;
+  // Whether the cache still holds the old object or already the new one, nothing is written.
+  for (auto cached : {std::make_shared<const api::PodGroup>(*old), std::make_shared<const api::PodGroup>(*fresh),
+                      std::shared_ptr<const api::PodGroup>()}) {
+    core::Status s = WritePodGroupStatus(*fc, u, cached, "2026-11-22T09:00:00Z", &stats);
+    EXPECT_TRUE(core::IsNotFound(s)) << s;
+  }
+  // A PUT meant for the old object may be attempted (and refused by its uid); none may target the new one.
+  for (const auto& a : fc->Actions())
+    if (a.verb == "update") {
+      EXPECT_EQ(a.body["metadata"]["uid"], old->metadata.uid) << a.body.dump();
+    }
+  EXPECT_EQ(stats.podgroup_superseded.load(), 3);
+
+  // The new object's own status is written.
+  u.uid = fresh->metadata.uid;
+  u.phase = sched::PodGroupPhase::kInqueue;
+  u.failed = 0;
+  ASSERT_TRUE(WritePodGroupStatus(*fc, u, std::make_shared<const api::PodGroup>(*fresh), "t", &stats).ok());
+  EXPECT_EQ(stats.podgroup_writes.load(), 1);
+}
+
+// A write that fails (API server down, 5xx) is retried until it lands; a newer status replaces the retry.
+TEST(StatusWriterTest, FailedPodGroupWriteIsRetriedUntilItLands) {
+  auto fc = std::make_shared<FakeClient>();
+  json pg = {{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"},
+             {"metadata", {{"name", "pg"}, {"namespace", "ns"}}},
+             {"spec", {{"minMember", 1}, {"queue", "default"}}}};
+  ASSERT_TRUE(fc->Create(api::PodGroup::Resource(), "ns", pg).ok());
+  std::atomic<int> failures{0};
+  fc->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "update" && failures.load() < 3) {
+      ++failures;
+      return core::Status(core::StatusCode::kUnavailable, "injected: connection refused");
+    }
+    return std::nullopt;
+  });
+  core::FakeClock clock;
+  StatusWriter w(fc, nullptr, &clock);
+  sched::PodGroupStatusUpdate u;
+  u.job = "ns/pg";
+  u.ns = "ns";
+  u.name = "pg";
+  u.uid = fc->Get(api::PodGroup::Resource(), "ns", "pg").value()["metadata"]["uid"];
+  u.phase = sched::PodGroupPhase::kInqueue;
+  w.PodGroup(u);
+  // WaitIdle counts pending retries as work: it returns once the write landed (3 failures: 0.2+0.4+0.8 s).
+  ASSERT_TRUE(w.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(20)));
+  EXPECT_EQ(failures.load(), 3);
+  EXPECT_EQ(w.stats().podgroup_errors.load(), 3);
+  EXPECT_EQ(w.stats().podgroup_writes.load(), 1);
+  int updates = 0;
+  for (const auto& a : fc->Actions())
+    if (a.verb == "update") {
+      ++updates;
+      EXPECT_EQ(a.body["status"]["phase"], "Inqueue");
+    }
+  EXPECT_EQ(updates, 4) << "three failed attempts (recorded as actions too), then the one that landed";
 }
 
 }  // namespace

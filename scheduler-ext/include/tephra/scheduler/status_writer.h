@@ -10,6 +10,9 @@
 // Pods: PodScheduled=False / Unschedulable with the gang's reason, as kube-scheduler writes it, so
 // `kubectl describe pod` and tools that read pod conditions (cluster autoscalers, dashboards) see why a pod
 // waits. A strategic merge patch on pods/status (conditions merge by type); coalesced per pod.
+// PodGroup and Queue writes that fail (other than NotFound) are retried with backoff (200 ms doubling to
+// 10 s) until they land or a newer desired status for the same object replaces them. A PodGroup status is
+// only written to the object (uid) it was computed for.
 // Events: core/v1 Events, fire-and-forget; at most `max_events_queued` wait, further ones are dropped and
 // counted (a flood of FailedScheduling must not build an unbounded backlog).
 #pragma once
@@ -19,6 +22,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -48,6 +52,7 @@ api::json PodUnschedulablePatch(const PodConditionSpec& c, const std::string& no
 
 struct StatusWriterStats {
   std::atomic<int64_t> podgroup_writes{0}, podgroup_conflicts{0}, podgroup_errors{0}, podgroup_unchanged{0};
+  std::atomic<int64_t> podgroup_superseded{0};  // status dropped: the PodGroup was re-created (new uid)
   std::atomic<int64_t> queue_writes{0}, queue_errors{0};
   std::atomic<int64_t> pod_condition_writes{0}, pod_condition_errors{0};
   std::atomic<int64_t> events_written{0}, events_dropped{0}, event_errors{0};
@@ -57,7 +62,8 @@ struct StatusWriterStats {
 using PodGroupLookup = std::function<std::shared_ptr<const api::PodGroup>(const std::string& ns, const std::string& name)>;
 
 // One PodGroup status write with the conflict loop; `cached` may be null or stale. Synchronous, for the
-// writer thread and tests. Returns OK also when nothing needed writing; NotFound when the PodGroup is gone.
+// writer thread and tests. Returns OK also when nothing needed writing; NotFound when the PodGroup is gone
+// or is now another object (a uid other than u.uid).
 core::Status WritePodGroupStatus(kube::Client& client, const sched::PodGroupStatusUpdate& u,
                                  std::shared_ptr<const api::PodGroup> cached, const std::string& now_rfc3339,
                                  StatusWriterStats* stats);
@@ -81,7 +87,17 @@ class StatusWriter {
   const StatusWriterStats& stats() const { return stats_; }
 
  private:
+  template <typename T>
+  struct Retry {
+    T value;
+    int attempt = 0;
+    std::chrono::steady_clock::time_point not_before;
+  };
   void Run();
+  static std::chrono::steady_clock::duration RetryDelay(int attempt);
+  template <typename Map, typename RetryMap>
+  void TakeDueRetries(Map* batch, RetryMap* retry, std::chrono::steady_clock::time_point now);  // holds mu_
+  std::optional<std::chrono::steady_clock::time_point> NextRetry() const;                      // holds mu_
 
   kube::ClientPtr client_;
   PodGroupLookup lookup_;
@@ -93,6 +109,9 @@ class StatusWriter {
   std::map<std::string, sched::PodGroupStatusUpdate> pg_;  // key -> newest desired status
   std::map<std::string, api::ResourceList> queues_;
   std::map<std::string, PodConditionSpec> pods_;  // uid -> newest condition
+  std::map<std::string, Retry<sched::PodGroupStatusUpdate>> pg_retry_;
+  std::map<std::string, Retry<api::ResourceList>> queue_retry_;
+  std::map<std::string, int> attempts_;  // writer thread only: retry attempt of each key in the current batch
   std::deque<EventSpec> events_;
   bool busy_ = false, stopping_ = false;
   uint64_t event_seq_ = 0;

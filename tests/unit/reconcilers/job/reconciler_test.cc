@@ -276,5 +276,41 @@ TEST_F(ReconcilerTest, TtlDeletesTheFinishedJob) {
   EXPECT_TRUE(core::IsNotFound(client_->Get(api::Job::Resource(), "ns", "j").status()));
 }
 
+// RestartJob deletes the PodGroup and the next pass re-creates it under the same name. A reconcile whose
+// PodGroup cache still shows the killed run's object (an informer that lags, or a second controller
+// replica) must not delete the successor that now holds the name: the delete carries the uid it saw.
+TEST_F(ReconcilerTest, StalePodGroupCacheNeverDeletesTheNextRunsPodGroup) {
+  api::Job job = MakeJob("j", {Task("worker", 2)});
+  job.spec.policies = {Policy("PodFailed", "RestartJob")};
+  CreateJob(job);
+  RunToPods("Running");
+  auto old_pgs = client_->List(api::PodGroup::Resource(), "", {});
+  ASSERT_TRUE(old_pgs.ok());
+  ASSERT_EQ(old_pgs.value().items.size(), 1u);
+  const std::string old_uid = old_pgs.value().items[0]["metadata"]["uid"];
+  SetPodPhase("j-worker-0", "Failed");
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());  // RestartJob: pods and PodGroup deleted, version 1
+  ASSERT_EQ(ApiJob().status.version, 1);
+  // Caught up until the next run's PodGroup exists on the server.
+  std::string new_uid;
+  for (int i = 0; i < 5 && new_uid.empty(); ++i) {
+    Refresh();
+    ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+    auto l = client_->List(api::PodGroup::Resource(), "", {});
+    ASSERT_TRUE(l.ok());
+    if (!l.value().items.empty()) new_uid = l.value().items[0]["metadata"]["uid"];
+  }
+  ASSERT_FALSE(new_uid.empty()) << "the next run's PodGroup was not created";
+  ASSERT_NE(new_uid, old_uid);
+  // Now the PodGroup cache goes back to the killed run's object (the job cache is current).
+  pgs_.Replace(std::move(old_pgs.value().items));
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  auto l = client_->List(api::PodGroup::Resource(), "", {});
+  ASSERT_TRUE(l.ok());
+  ASSERT_EQ(l.value().items.size(), 1u) << "the next run's PodGroup was deleted through a stale cache";
+  EXPECT_EQ(l.value().items[0]["metadata"]["uid"], new_uid);
+}
+
 }  // namespace
 }  // namespace tephra::reconcilers::job

@@ -40,6 +40,10 @@ struct PodGroupCondition {
 struct PodGroupStatusUpdate {
   std::string job;  // "<ns>/<name>"
   std::string ns, name;
+  // The PodGroup this status was computed for. A PodGroup deleted and re-created under the same name (the
+  // job controller does that on every full restart) is another object: a writer must never put one
+  // object's status on the other.
+  std::string uid;
   PodGroupPhase phase = PodGroupPhase::kPending;
   int32_t running = 0, succeeded = 0, failed = 0;
   std::vector<PodGroupCondition> conditions;  // 0 or 1 entries (the condition set this cycle)

@@ -57,6 +57,12 @@ class Scheduler {
 
   uint64_t cycle() const { return cycle_; }
 
+  // Makes the next cycle emit the full desired status of every PodGroup and Queue again, even where it
+  // equals what was last emitted (no Events are repeated). The process calls this periodically: the
+  // emitted memory says what was *sent*, and a write that failed, or a status someone else overwrote,
+  // would otherwise never be corrected. The writer skips objects whose stored status already matches.
+  void ResyncStatus();
+
  private:
   Scheduler(SchedulerConf conf, PluginRegistry registry, const core::Clock* clock);
   core::Status BuildPlugins(std::vector<std::string>* warnings);
@@ -70,17 +76,14 @@ class Scheduler {
   void WriteStatus(Session& ssn);
   friend class Allocator;
 
-  struct EmittedStatus {
-    PodGroupStatusUpdate status;
-  };
-
   SchedulerConf conf_;
   PluginRegistry registry_;
   std::vector<PluginSlot> plugins_;
   const core::Clock* clock_;
   ClusterState state_;
   uint64_t cycle_ = 0;
-  std::map<std::string, PodGroupStatusUpdate> emitted_pg_;
+  std::map<std::string, PodGroupStatusUpdate> emitted_pg_;  // job key -> last emitted (carries the uid)
+  bool resync_status_ = false;
   std::map<std::string, Resource> emitted_queue_;
   struct Caches;  // per-shape static predicate results, node ranks (defined in scheduler.cc)
   std::unique_ptr<Caches> caches_;
