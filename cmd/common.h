@@ -15,6 +15,7 @@ struct CommonFlags {
   std::string log_level = "info"; // --log-level: trace|debug|info|warn|error
   std::string metrics_addr;       // --metrics-addr host:port ("" = role default, "0" = off)
   std::string health_addr;        // --health-addr host:port
+  double graceful_shutdown_seconds = 5;  // --graceful-shutdown-seconds: first stop signal -> forced exit
 };
 
 // Adds the common flags to a role's subcommand.

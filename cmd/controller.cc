@@ -47,6 +47,7 @@ void RegisterController(CLI::App& root, int* exit_code) {
     o->kube_api_qps = flags->kube_api_qps;
     o->kube_api_burst = flags->kube_api_burst;
     o->log_level = flags->log_level;
+    o->graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(flags->graceful_shutdown_seconds * 1000));
     if (!names->empty()) o->scheduler_names = *names;
     if (!controllers->empty()) o->controllers = *controllers;
     if (!listen->empty()) o->metrics_address = *listen;

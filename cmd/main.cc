@@ -18,6 +18,11 @@ void AddCommonFlags(CLI::App* app, CommonFlags* f) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   app->add_option("--metrics-addr", f->metrics_addr, "host:port for /metrics (empty: role default; 0: off)");
   app->add_option("--health-addr", f->health_addr, "host:port for /healthz and /readyz (empty: role default; 0: off)");
+  app->add_option("--graceful-shutdown-seconds", f->graceful_shutdown_seconds,
+                  "After SIGTERM/SIGINT, exit at the latest after this long even if the API server does not "
+                  "answer (a second signal exits at once)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 int NotImplemented(const char* role, const char* issue) {

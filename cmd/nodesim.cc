@@ -1,5 +1,4 @@
 // `tephra nodesim`: registers simulated nodes and drives the pods bound to them (docs/nodesim.md).
-#include <signal.h>
 
 #include <chrono>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include "common.h"
 #include "tephra/kube/config.h"
 #include "tephra/kube/log.h"
+#include "tephra/kube/signals.h"
 #include "tephra/kube/transport.h"
 #include "tephra/nodesim/config.h"
 #include "tephra/nodesim/simulator.h"
@@ -38,6 +38,8 @@ int Fail(const std::string& what) {
 }
 
 int Run(const NodesimFlags& f) {
+  kube::InstallStopSignals(
+      {std::chrono::milliseconds(static_cast<int64_t>(f.common.graceful_shutdown_seconds * 1000)), "nodesim"});
   if (auto s = kube::log::Init(f.common.log_level, kube::log::Format::kLogfmt, "nodesim"); !s.ok()) {
     return Fail(s.ToString());
   }
@@ -83,13 +85,6 @@ int Run(const NodesimFlags& f) {
   o.node_status_interval = std::chrono::milliseconds(static_cast<int64_t>(f.node_status_seconds * 1000));
   o.max_grace_seconds = f.max_grace_seconds;
 
-  // Block the stop signals in every thread; the main thread waits for them with sigwait.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-
   nodesim::Simulator sim(*client, *heartbeat, std::move(*nodes), o);
   if (auto s = sim.Start(); !s.ok()) return Fail(s.ToString());
   kube::log::Info("nodesim running").Kv("heartbeat_qps", hc.qps).Kv("qps", rc->qps);
@@ -113,9 +108,9 @@ int Run(const NodesimFlags& f) {
           .Kv("write_errors", st.write_errors.load());
     }
   });
-  int sig = 0;
-  sigwait(&set, &sig);
-  kube::log::Info("nodesim stopping").Kv("signal", sig);
+  while (!kube::WaitForStop(std::chrono::seconds(1))) {
+  }
+  kube::log::Info("nodesim stopping").Kv("signal", kube::StopSignal());
   done = true;
   reporter.join();
   sim.Stop();

@@ -13,6 +13,7 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   auto* names = new std::vector<std::string>();
   auto* period = new std::string("1s");
   auto* min_interval = new std::string("20ms");
+  auto* resync = new std::string("30s");
   auto* listen = new std::string();
   AddCommonFlags(app, flags);
   app->add_option("--scheduler-conf", o->scheduler_conf,
@@ -22,6 +23,9 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   app->add_option("--min-schedule-interval", *min_interval,
                   "A relevant change (new pod, PodGroup, node, freed capacity) starts a cycle early, at most this "
                   "often; equal to --schedule-period gives a strictly periodic loop");
+  app->add_option("--status-resync-period", *resync,
+                  "Re-send every PodGroup and Queue status this often, so a lost or overwritten write is "
+                  "corrected (unchanged objects cost no API call); 0 = never");
   app->add_option("--default-queue", o->default_queue, "Queue for PodGroups that name none");
   app->add_option("--scheduler-name", *names,
                   "Pods whose spec.schedulerName is one of these are scheduled (repeatable; default volcano)");
@@ -48,6 +52,7 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
     o->kube_api_qps = flags->kube_api_qps;
     o->kube_api_burst = flags->kube_api_burst;
     o->log_level = flags->log_level;
+    o->graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(flags->graceful_shutdown_seconds * 1000));
     if (!names->empty()) o->scheduler_names = *names;
     if (!listen->empty()) o->listen_address = *listen;
     if (!flags->metrics_addr.empty()) o->listen_address = flags->metrics_addr;
@@ -71,7 +76,8 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
       return true;
     };
     if (!parse("--schedule-period", *period, &o->schedule_period, false) ||
-        !parse("--min-schedule-interval", *min_interval, &o->min_schedule_interval, true)) {
+        !parse("--min-schedule-interval", *min_interval, &o->min_schedule_interval, true) ||
+        !parse("--status-resync-period", *resync, &o->status_resync_period, true)) {
       *exit_code = 2;
       return;
     }

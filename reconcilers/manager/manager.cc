@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -26,6 +25,7 @@
 #include "tephra/kube/keygen.h"
 #include "tephra/kube/leader_election.h"
 #include "tephra/kube/log.h"
+#include "tephra/kube/signals.h"
 #include "tephra/kube/metrics.h"
 
 namespace tephra::reconcilers::manager {
@@ -38,8 +38,6 @@ namespace {
 namespace log = kube::log;
 using Clock = std::chrono::steady_clock;
 
-volatile std::sig_atomic_t g_signal = 0;
-void OnSignal(int sig) { g_signal = sig; }
 
 // Volcano's Lease name for the controller-manager.
 constexpr const char* kLockName = "vc-controller-manager";
@@ -73,7 +71,7 @@ class Manager {
   bool StartAndSync() {
     factory_.StartAll();
     auto last_log = Clock::now();
-    while (!g_signal) {
+    while (!kube::StopRequested()) {
       if (factory_.WaitForSync(Clock::now() + std::chrono::milliseconds(500))) return true;
       if (Clock::now() - last_log > std::chrono::seconds(10)) {
         log::Warn("informer caches not synced yet (are the Volcano CRDs installed?)");
@@ -335,8 +333,7 @@ int RunControllerManager(const ManagerOptions& o) {
     return 2;
   }
   auto enabled = *ResolveControllers(o.controllers);
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGINT, OnSignal);
+  kube::InstallStopSignals({o.graceful_shutdown, "controller"});
 
   auto rc = kube::LoadConfig(o.kubeconfig, o.master);
   if (!rc.ok()) {
@@ -406,7 +403,8 @@ int RunControllerManager(const ManagerOptions& o) {
     log::Info("waiting for leadership")
         .Kv("lease", lc.lock_namespace + "/" + lc.lock_name)
         .Kv("identity", elector->identity());
-    while (!leading && !g_signal) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!leading && !kube::WaitForStop(std::chrono::milliseconds(100))) {
+    }
     if (!leading) {
       stop_elector();
       return 0;
@@ -435,7 +433,8 @@ int RunControllerManager(const ManagerOptions& o) {
         exit_code = 2;
       } else {
         log::Info("controller-manager running").Kv("controllers", names);
-        while (!g_signal && !lost) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        while (!lost && !kube::WaitForStop(std::chrono::milliseconds(100))) {
+        }
       }
     }
     if (lost) {
@@ -443,8 +442,8 @@ int RunControllerManager(const ManagerOptions& o) {
       // key is taken) and exit, like client-go controllers.
       log::Error("leader election lost; exiting");
       exit_code = 1;
-    } else if (g_signal) {
-      log::Info("shutting down").Kv("signal", static_cast<int>(g_signal));
+    } else if (kube::StopRequested()) {
+      log::Info("shutting down").Kv("signal", kube::StopSignal());
     }
     m.Stop();
   }

@@ -13,6 +13,7 @@
 //      the lease is released (a standby takes over at its next poll); exit code 0.
 #pragma once
 
+#include <chrono>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,6 +52,7 @@ struct ManagerOptions {
   std::string lock_object_namespace = "volcano-system";    // --lock-object-namespace
   bool inherit_owner_annotations = true;                   // --inherit-owner-annotations
 
+  std::chrono::milliseconds graceful_shutdown{5000};  // --graceful-shutdown-seconds (kube/signals.h)
   std::string metrics_address = ":8081";  // "" or "0" = off
   std::string health_address = ":11251";  // "" or "0" = off
 };

@@ -1,7 +1,6 @@
 #include "tephra/scheduler/process.h"
 
 #include <condition_variable>
-#include <csignal>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -18,6 +17,7 @@
 #include "tephra/kube/informer.h"
 #include "tephra/kube/log.h"
 #include "tephra/kube/metrics.h"
+#include "tephra/kube/signals.h"
 #include "tephra/kube/transport.h"
 #include "tephra/sched/scheduler.h"
 #include "tephra/scheduler/binder.h"
@@ -34,9 +34,6 @@ namespace log = kube::log;
 namespace metrics = kube::metrics;
 
 namespace {
-
-volatile std::sig_atomic_t g_signal = 0;
-void OnSignal(int sig) { g_signal = sig; }
 
 // Keeps only what scheduling reads from a pod before it is decoded into the cache: at 100k pods the
 // informer's memory is dominated by env, volumes, probes and container statuses, none of which matter here.
@@ -165,8 +162,7 @@ int RunScheduler(const SchedulerOptions& o) {
     std::fprintf(stderr, "tephra scheduler: %s\n", s.ToString().c_str());
     return 2;
   }
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGINT, OnSignal);
+  kube::InstallStopSignals({o.graceful_shutdown, "scheduler"});
   core::RealClock clock;
 
   // ---- configuration
@@ -485,14 +481,14 @@ int RunScheduler(const SchedulerOptions& o) {
   pcs->Start();
   if (hypernodes) hypernodes->Start();
   log::Info("waiting for informer caches").Kv("scheduler_names", o.scheduler_names.size());
-  while (!g_signal) {
+  while (!kube::StopRequested()) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
     bool ok = pods->WaitForSync(deadline) && nodes->WaitForSync(deadline) && pgs->WaitForSync(deadline) &&
               queues->WaitForSync(deadline) && pcs->WaitForSync(deadline) &&
               (!hypernodes || hypernodes->WaitForSync(deadline));
     if (ok) break;
   }
-  if (g_signal) return 0;
+  if (kube::StopRequested()) return 0;
   synced = true;
 
   // ---- kube-scheduler extender API (docs/extender.md). Served by every replica once the caches are
@@ -547,8 +543,8 @@ int RunScheduler(const SchedulerOptions& o) {
     elector = std::move(*el);
     elector_thread = std::thread([&] { elector->Run(); });
     log::Info("waiting for leadership").Kv("lease", lc.lock_namespace + "/" + lc.lock_name).Kv("identity", elector->identity());
-    while (!leading && !g_signal) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (g_signal) {
+    while (!leading && !kube::StopRequested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (kube::StopRequested()) {
       elector->Stop();
       elector_thread.join();
       return 0;
@@ -560,7 +556,7 @@ int RunScheduler(const SchedulerOptions& o) {
 
   if (o.create_default_queues) {
     // The Queue CRD may be installed after us; retry a few times rather than fail the process.
-    for (int i = 0; i < 30 && !g_signal; ++i) {
+    for (int i = 0; i < 30 && !kube::StopRequested(); ++i) {
       auto s = EnsureDefaultQueues(*client, o.default_queue);
       if (s.ok()) break;
       log::Warn("cannot create default queues yet").Kv("error", s);
@@ -572,10 +568,11 @@ int RunScheduler(const SchedulerOptions& o) {
   FileChangePoller poller(o.scheduler_conf);
   if (!o.scheduler_conf.empty()) poller.Changed();  // the start-up read counts as seen
   auto next_conf_check = clock.Now() + o.conf_poll;
+  auto next_status_resync = clock.Now() + o.status_resync_period;
   std::deque<std::pair<int64_t, double>> bound_window;
   log::Info("scheduler started").Kv("period_ms", static_cast<int64_t>(o.schedule_period.count())).Kv("actions", conf.actions.size());
   int exit_code = 0;
-  while (!g_signal) {
+  while (!kube::StopRequested()) {
     if (lost) {
       log::Error("leadership lost; exiting so a clean replica takes over");
       exit_code = 1;
@@ -615,6 +612,10 @@ int RunScheduler(const SchedulerOptions& o) {
     {
       std::lock_guard l(mu);
       apply_settled();
+      if (o.status_resync_period.count() > 0 && cycle_start >= next_status_resync) {
+        next_status_resync = cycle_start + o.status_resync_period;
+        core_sched->ResyncStatus();
+      }
       res = core_sched->RunCycle(clock.WallNow());
       // FailedScheduling on the pending pods of gangs that just became unschedulable (the core emits the
       // PodGroup event only when the condition changes, so this does not repeat every cycle).
@@ -688,7 +689,7 @@ int RunScheduler(const SchedulerOptions& o) {
     const auto earliest = cycle_end + std::max<std::chrono::nanoseconds>(o.min_schedule_interval, cycle_end - cycle_start);
     {
       std::unique_lock wl(wake_mu);
-      while (!g_signal && !lost) {
+      while (!kube::StopRequested() && !lost) {
         const auto now = clock.Now();
         if (now >= latest || (wake && now >= earliest)) break;
         const auto until = std::min(latest, wake ? earliest : now + std::chrono::milliseconds(50));
@@ -698,15 +699,19 @@ int RunScheduler(const SchedulerOptions& o) {
       wake = false;
     }
   }
-  log::Info("scheduler stopping").Kv("signal", static_cast<int>(g_signal));
+  log::Info("scheduler stopping").Kv("signal", kube::StopSignal());
+  // Within --graceful-shutdown-seconds (the stop-signal thread exits the process when it passes): binds in
+  // flight first (a standby must not start deciding while ours still land), then the status writer, then
+  // the lease (released on a clean stop, so a standby takes over at its next poll instead of waiting for
+  // the lease to expire).
+  binder->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(exit_code ? 0 : 2));
+  binder->Stop();
+  writer.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(exit_code ? 0 : 1));
+  writer.Stop();
   if (elector) {
-    elector->Stop();  // releases the lease on a clean stop, so a standby takes over at its next poll
+    elector->Stop();
     if (elector_thread.joinable()) elector_thread.join();
   }
-  binder->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(exit_code ? 0 : 5));
-  binder->Stop();
-  writer.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(exit_code ? 0 : 3));
-  writer.Stop();
   pods->Stop();
   nodes->Stop();
   pgs->Stop();

@@ -30,6 +30,7 @@ struct SchedulerOptions {
   double kube_api_qps = 50;
   int kube_api_burst = 100;
   std::string log_level = "info";
+  std::chrono::milliseconds graceful_shutdown{5000};  // --graceful-shutdown-seconds (kube/signals.h)
 
   std::string scheduler_conf;  // --scheduler-conf; "" = built-in default (Volcano's Helm default)
   std::chrono::milliseconds schedule_period{1000};
@@ -38,6 +39,8 @@ struct SchedulerOptions {
   // sooner than that cycle took (so the loop uses at most half a core). schedule_period stays the longest
   // gap. Set it equal to schedule_period for Volcano's strictly periodic loop.
   std::chrono::milliseconds min_schedule_interval{20};
+  // Tephra-only: how often every PodGroup/Queue status is re-sent (Scheduler::ResyncStatus); 0 = never.
+  std::chrono::milliseconds status_resync_period{30000};
   std::string default_queue = "default";
   std::vector<std::string> scheduler_names = {"volcano"};
   bool leader_elect = true;
