@@ -15,7 +15,7 @@ PKGS=(
   etcd-server etcd-client golang-go golang-github-modern-go-reflect2-dev rsync jq openssl curl unzip
   dpkg-dev ca-certificates procps iproute2 psmisc
   # e2e helpers: port picking in tests/e2e/cluster.sh, sent-vs-stored comparison (tests only, not the product)
-  python3
+  python3 python3-yaml
 )
 
 missing=()
