@@ -61,6 +61,19 @@ stop_roles() {
   ROLE_PIDS=()
 }
 
+# scheduler_cycles <port>: tephra_scheduler_cycles_total from a scheduler's /metrics on 127.0.0.1:<port>.
+scheduler_cycles() {
+  curl -fsS "http://127.0.0.1:$1/metrics" | awk '$1 == "tephra_scheduler_cycles_total" {print int($2)}'
+}
+# wait_scheduler_cycles <port> <n> [timeout-s]: returns once the scheduler completed <n> more cycles. Use it
+# before asserting that nothing (more) happened: a stalled scheduler would otherwise pass such a check.
+wait_scheduler_cycles() {
+  local port=$1 n=$2 timeout=${3:-60} start
+  start=$(scheduler_cycles "$port") || { echo "no cycle counter on port $port" >&2; return 1; }
+  _cycles_past() { [ "$(scheduler_cycles "$1")" -ge "$2" ]; }
+  wait_until "$n more scheduling cycles" "$timeout" _cycles_past "$port" $(( start + n ))
+}
+
 # A free TCP port on 127.0.0.1 (the kernel picks it; the socket is closed before use, so callers start the
 # listener promptly).
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

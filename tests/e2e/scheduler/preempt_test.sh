@@ -81,7 +81,7 @@ k get events --field-selector reason=Evict -o jsonpath='{.items[0].message}' | g
 note "2. high: 4/4 Running after evicting 4 low pods; low keeps 12 Running; Evict events present"
 
 # --------------------------------------------------------------------------- 3. no further evictions
-t_end=$(( $(date +%s) + 4 )); while [ "$(date +%s)" -lt "$t_end" ]; do sleep 0.5; done  # several 1 s cycles
+wait_scheduler_cycles "$HEALTH_PORT" 4 || fail "the scheduler stopped cycling"
 [ "$(pod_count low)" -eq 12 ] || fail "low: $(pod_count low) pods left after settling, want 12"
 note "3. settled: no further evictions"
 echo "PASS preempt e2e"

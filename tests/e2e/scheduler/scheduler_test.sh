@@ -102,8 +102,9 @@ wait_until "pg-big Unschedulable condition naming GPUs" 60 gpu_cond ||
 msg=$(cond_msg)
 note "pg-big condition: $msg"
 phase_is pg-big Inqueue || fail "pg-big phase $(k get podgroup pg-big -o jsonpath='{.status.phase}'), want Inqueue (enqueued, not allocatable)"
-# Let several more cycles run (default period 1 s): still nothing bound, the gang is all-or-nothing.
-t_end=$(( $(date +%s) + 3 )); while [ "$(date +%s)" -lt "$t_end" ]; do sleep 0.5; done
+# Several more cycles (counted on /metrics, so a stalled scheduler cannot pass): still nothing bound, the gang
+# is all-or-nothing.
+wait_scheduler_cycles "$METRICS_PORT" 3 || fail "the scheduler stopped cycling"
 [ "$(bound_count pg-big)" = 0 ] || fail "pg-big: $(bound_count pg-big) pods bound, want 0"
 fs_events() { [ "$(k get events --field-selector reason=FailedScheduling -o name | wc -l)" -gt 0 ]; }
 wait_until "FailedScheduling events" 20 fs_events || fail "no FailedScheduling events for pg-big pods"
