@@ -152,8 +152,8 @@ class Manager {
     po.pod_groups = factory_.For<api::PodGroup>().get();
     po.scheduler_names = std::set<std::string>(o_.scheduler_names.begin(), o_.scheduler_names.end());
     po.inherit_owner_annotations = o_.inherit_owner_annotations;
-    // Scale-to-0 cleanup (volcano-compat.md 3.3); needs list/watch on apps replicasets and statefulsets,
-    // which Volcano's controller role grants too.
+    // Scale-to-0 cleanup (docs/controllers.md, "PodGroups for plain pods"); needs list/watch on apps
+    // replicasets and statefulsets, which Volcano's controller role grants too.
     po.replica_sets = factory_.For<podgroup::ReplicaSet>().get();
     po.stateful_sets = factory_.For<podgroup::StatefulSet>().get();
     podgroup_ = std::make_unique<podgroup::PodGroupReconciler>(std::move(po));
@@ -349,6 +349,17 @@ int RunControllerManager(const ManagerOptions& o) {
     return 2;
   }
   kube::ClientPtr client = *client_or;
+  // Leader election on a client of its own (own limiter and connections): a burst of reconciles using the
+  // whole --kube-api-qps must never delay a lease renewal until the lease is lost.
+  kube::RestConfig lrc = *rc;
+  lrc.qps = 5;
+  lrc.burst = 10;
+  lrc.user_agent = "tephra-controller/leader-election";
+  auto lease_client_or = NewManagerClient(lrc);
+  if (!lease_client_or.ok()) {
+    log::Error("cannot create API client").Kv("error", lease_client_or.status());
+    return 2;
+  }
   auto& reg = kube::metrics::Registry::Default();
   auto* leader_gauge = reg.AddGauge("tephra_controller_is_leader", "1 while this replica holds the controller-manager lease").With({});
 
@@ -393,7 +404,7 @@ int RunControllerManager(const ManagerOptions& o) {
       if (leading) lost = true;
       leader_gauge->Set(0);
     };
-    auto el = kube::LeaderElector::Create(client, lc);
+    auto el = kube::LeaderElector::Create(*lease_client_or, lc);
     if (!el.ok()) {
       log::Error("leader election").Kv("error", el.status());
       return 2;

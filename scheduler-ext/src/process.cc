@@ -138,7 +138,8 @@ std::string PodKeyEvent(const std::string& ns, const std::string& name) { return
 }  // namespace
 
 core::Status EnsureDefaultQueues(kube::Client& client, const std::string& default_queue) {
-  // root: not reclaimable; default: reclaimable, weight 1 (volcano-compat 6.2). Only created when missing.
+  // root: not reclaimable; default: reclaimable, weight 1, as Volcano's scheduler creates them. Only created
+  // when missing.
   struct Q {
     std::string name;
     bool reclaimable;
@@ -208,6 +209,17 @@ int RunScheduler(const SchedulerOptions& o) {
   }
   kube::ClientPtr client = *client_or;
   kube::ClientPtr status_client = *status_client_or;
+  // Leader election gets a client of its own (own limiter, own connections), as kube-scheduler does: 64 bind
+  // workers saturating the bind client's QPS must never delay a lease renewal until the lease is lost.
+  kube::RestConfig lrc = *rc;
+  lrc.qps = 5;
+  lrc.burst = 10;
+  lrc.user_agent = "tephra-scheduler/leader-election";
+  auto lease_client_or = kube::NewClient(lrc);
+  if (!lease_client_or.ok()) {
+    log::Error("cannot create API client").Kv("error", lease_client_or.status());
+    return 2;
+  }
 
   auto& reg = metrics::Registry::Default();
   Metrics m(reg);
@@ -535,7 +547,7 @@ int RunScheduler(const SchedulerOptions& o) {
       if (leading) lost = true;
       m.leader->Set(0);
     };
-    auto el = kube::LeaderElector::Create(client, lc, &clock);
+    auto el = kube::LeaderElector::Create(*lease_client_or, lc, &clock);
     if (!el.ok()) {
       log::Error("leader election").Kv("error", el.status());
       return 2;
