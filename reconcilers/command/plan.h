@@ -1,4 +1,5 @@
-// The Command controller's pure plan (volcano-compat.md 1.7, 2.1): where a bus.volcano.sh Command goes.
+// The Command controller's pure plan (docs/volcano-behaviour.md, "Command routing"): where a bus.volcano.sh
+// Command goes.
 //
 // Volcano consumes a Command by deleting it first and acting second, so a command is applied at most once
 // even when the controller crashes in between. Tephra keeps that order: the executor deletes the Command

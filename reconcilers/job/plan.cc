@@ -72,7 +72,7 @@ void MinRequeue(Actions* a, std::chrono::nanoseconds d) {
 // status.state.reason while a volumeClaimName the job references does not exist (pods are held).
 constexpr const char* kPvcMissingReason = "PVCNotFound";
 
-// Adds a condition for `phase`, dropping an older entry with the same status (1.3).
+// Adds a condition for `phase`, dropping an older entry with the same status (as Volcano does).
 void SetPhase(api::JobStatus* st, const std::string& phase, const std::string& now, const std::string& reason = "",
               const std::string& message = "") {
   if (st->state.phase == phase) return;

@@ -1,4 +1,4 @@
-// The vcjob controller's pure plan: Plan(Observed) -> Actions (style.md rule 6).
+// The vcjob controller's pure plan: Plan(Observed) -> Actions, no I/O, executed by a thin executor.
 //
 // Observed is everything the reconciler read from its caches for one job; Actions is a typed list of what
 // the executor (reconciler.cc) must do. Plan performs no I/O and reads no clock (`now` is an input), so the
@@ -103,7 +103,8 @@ Actions Plan(const Observed& obs);
 
 // --- pieces of the plan, exposed for tests ---
 
-// A lifecycle event derived from object state (volcano-compat.md 2.1 in level-triggered form).
+// A lifecycle event derived from object state (docs/volcano-behaviour.md, "Lifecycle events", in
+// level-triggered form).
 struct DerivedEvent {
   std::string event;
   std::string task;      // empty for job-level events (Unknown)
@@ -113,7 +114,7 @@ struct DerivedEvent {
   core::Clock::WallTime since;  // when the condition started (for policy timeouts)
 };
 
-// Result of policy resolution (2.2).
+// Result of policy resolution (docs/volcano-behaviour.md, "Policy resolution").
 struct Resolution {
   std::string action = std::string(api::kActionSyncJob);
   std::optional<std::chrono::nanoseconds> timeout;
@@ -122,10 +123,11 @@ struct Resolution {
 // First matching task policy (if the event names a task), then job policy; SyncJob when none matches.
 Resolution ResolvePolicy(const api::Job& job, const DerivedEvent& ev);
 
-// The pod for task `task` at `index`, fully materialized (3.1) and passed through the plugins.
+// The pod for task `task` at `index`, fully materialized (docs/volcano-behaviour.md, "Pods of a vcjob") and
+// passed through the plugins.
 core::StatusOr<api::Pod> BuildPod(const api::Job& job, const api::TaskSpec& task, int index,
                                   const std::vector<JobPluginPtr>& plugins, const PluginContext& ctx);
-// The PodGroup for the job (3.2).
+// The PodGroup for the job (docs/volcano-behaviour.md, "PodGroup of a vcjob (minResources)").
 api::PodGroup BuildPodGroup(const api::Job& job, const std::map<std::string, int32_t>& priority_classes);
 // Deterministic name suffix of 12 [0-9a-z] characters derived from `seed` (replaces Volcano's random one,
 // so that re-planning a job before the write-back lands produces the same PVC and volume names).

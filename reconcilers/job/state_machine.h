@@ -1,4 +1,5 @@
-// The job phase state machine (volcano-compat.md 2.3) as a table: (phase, action) -> what to do.
+// The job phase state machine (docs/volcano-behaviour.md, "Phase state machine") as a table: (phase, action) ->
+// what to do.
 //
 // Level-triggered differences from Volcano (docs/job-controller.md, "State machine"):
 //  - status.version is bumped once, by the transition that starts a full kill, not on every re-execution of
@@ -22,7 +23,7 @@ enum class KillKind {
 enum class Check {
   kNone,
   kPendingToRunning,  // Pending: -> Running once minAvailable <= running + succeeded + failed
-  kRunningEval,       // Running: section 2.4
+  kRunningEval,       // Running: docs/volcano-behaviour.md, "Running-phase evaluation"
   kRestart,           // Restarting: maxRetry -> Failed; Σreplicas - terminating >= minAvailable -> Pending
   kFinishWhenIdle,    // Aborting/Completing/Terminating: -> finished_phase when terminating=pending=running=0
 };

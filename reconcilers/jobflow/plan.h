@@ -1,4 +1,4 @@
-// JobFlow and JobTemplate controllers (volcano-compat.md 7): pure plans.
+// JobFlow and JobTemplate controllers (docs/controllers.md, "JobFlow / JobTemplate"): pure plans.
 //
 // JobFlow: flow `f` of JobFlow `jf` becomes vcjob `jf-f`, a copy of JobTemplate `f`'s spec (same namespace;
 // `patch` and `probe` are ignored, as in Volcano), labelled and annotated

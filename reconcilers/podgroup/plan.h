@@ -1,4 +1,5 @@
-// The PodGroup controller for plain pods (volcano-compat.md 3.3): pure Plan(Observed) -> Actions.
+// The PodGroup controller for plain pods (docs/controllers.md, "PodGroups for plain pods"): pure
+// Plan(Observed) -> Actions.
 //
 // A pod whose spec.schedulerName is one of ours (--scheduler-name) and that names no PodGroup
 // (`scheduling.k8s.io/group-name`) gets PodGroup `podgroup-<uid of its controlling owner, else its own uid>`

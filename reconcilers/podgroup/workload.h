@@ -1,4 +1,4 @@
-// The two workload kinds whose scale-to-zero removes their pods' automatic PodGroup (volcano-compat.md 3.3):
+// The two workload kinds whose scale-to-zero removes their pods' automatic PodGroup (docs/controllers.md):
 // apps/v1 ReplicaSet and StatefulSet. Only what the PodGroup controller reads is decoded (metadata and
 // spec.replicas); the informer cache is read-only, so nothing else is kept.
 #pragma once

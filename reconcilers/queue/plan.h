@@ -1,4 +1,5 @@
-// The Queue controller's pure plan (volcano-compat.md 6.2): Plan(Observed) -> Actions, no I/O, no clock.
+// The Queue controller's pure plan (docs/controllers.md, "Queue controller"): Plan(Observed) -> Actions, no
+// I/O, no clock.
 //
 // State table (action = the pending Command's, else SyncQueue; "" counts as Open):
 //   state    | OpenQueue | CloseQueue                          | SyncQueue

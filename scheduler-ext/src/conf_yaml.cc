@@ -53,7 +53,8 @@ Status ReadArguments(const YAML::Node& n, const std::string& where, std::map<std
 
 using Switch = std::optional<bool> sched::PluginOption::*;
 const std::map<std::string, Switch>& Switches() {
-  // YAML key -> field. Spellings follow Volcano exactly (enable* vs enabled* is real, see volcano-compat 8.1).
+  // YAML key -> field. Spellings follow Volcano exactly (enable* vs enabled* is real, see
+  // docs/volcano-behaviour.md, "Scheduler configuration").
   static const std::map<std::string, Switch> m = {
       {"enableJobOrder", &sched::PluginOption::enable_job_order},
       {"enableJobReady", &sched::PluginOption::enable_job_ready},

@@ -77,7 +77,8 @@ std::string Annotation(const api::ObjectMeta& m, std::string_view key) {
 
 }  // namespace
 
-// PodGroup minResources is written in ResourceQuota vocabulary by Volcano's job controller (volcano-compat 3.2):
+// PodGroup minResources is written in ResourceQuota vocabulary by Volcano's job controller
+// (docs/volcano-behaviour.md, "PodGroup of a vcjob (minResources)"):
 // `cpu` and `requests.cpu`, `limits.cpu`, `pods` and `count/pods`, extended `requests.nvidia.com/gpu`. Only
 // requests matter for admission: fold `requests.X` into X (max, as both hold the same sum), and drop limits
 // and object counts, which no node advertises and which would otherwise make every gang look unplaceable.

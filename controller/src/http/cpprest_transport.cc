@@ -1,6 +1,6 @@
 // The one cpprestsdk user: Transport over cpprest's http_client (Boost.Asio + OpenSSL underneath).
 //
-// Facts this relies on (design.md, checked against kube-apiserver):
+// Facts this relies on (checked against kube-apiserver):
 //  - TLS trust/identity is configured through http_client_config::set_ssl_context_callback on the asio context.
 //  - client.request(req).get() returns once the headers arrived; the body can then be read as it streams.
 //  - Watch bodies are read in blocks and split into lines here: istream::read_line costs ~120 µs of task

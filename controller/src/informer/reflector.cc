@@ -1,4 +1,5 @@
-// List+watch loop behind every informer (see informer.h for the semantics and reliability.md 2.3 for why).
+// List+watch loop behind every informer (see informer.h for the semantics and docs/reliability.md, "List and
+// watch" for why).
 #include <algorithm>
 #include <random>
 

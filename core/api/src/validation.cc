@@ -17,8 +17,8 @@ std::string Idx(std::string_view base, size_t i) { return std::string(base) + "[
 bool IsAlnumLower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool IsAlnum(char c) { return IsAlnumLower(c) || (c >= 'A' && c <= 'Z'); }
 
-// Events and actions a LifecyclePolicy may name (volcano-compat.md 5.2). PodRunning, OutOfSync and
-// CommandIssued are internal and rejected.
+// Events and actions a LifecyclePolicy may name (docs/volcano-behaviour.md, "Admission validation"). PodRunning,
+// OutOfSync and CommandIssued are internal and rejected.
 const std::set<std::string, std::less<>>& PolicyEvents() {
   static const std::set<std::string, std::less<>> k = {
       std::string(kEventAny),     std::string(kEventPodFailed),     std::string(kEventPodEvicted),

@@ -12,7 +12,7 @@ using core::Status;
 using core::StatusCode;
 
 namespace {
-// Volcano's action and plugin names (volcano-compat 8.1, 8.5).
+// Volcano's action and plugin names (docs/volcano-behaviour.md, "Scheduler configuration", "Plugins").
 const std::set<std::string>& VolcanoActions() {
   static const std::set<std::string> s = {"enqueue", "allocate", "backfill", "preempt", "reclaim",
                                           "shuffle", "gangpreempt", "gangreclaim"};

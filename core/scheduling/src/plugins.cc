@@ -1,4 +1,4 @@
-// Built-in plugins (volcano-compat 8.5/8.6). Each answers only the hooks it declares in Hooks().
+// Built-in plugins (docs/volcano-behaviour.md, "Plugins"). Each answers only the hooks it declares in Hooks().
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -530,7 +530,7 @@ class BinpackPlugin final : public Plugin {
       weights_[static_cast<size_t>(*idx)] = ArgDouble(option_.arguments, "binpack.resources." + name, 1);
     }
   }
-  // volcano-compat 8.6: sum over requested, weighted resources of (used+request)*w/allocatable, divided by
+  // Volcano's binpack score: sum over requested, weighted resources of (used+request)*w/allocatable, divided by
   // the sum of weights, times 100 and binpack.weight; any requested resource overflowing zeroes the node.
   double NodeScore(const Session&, const TaskInfo& t, const NodeInfo& n) const override {
     double score = 0, wsum = 0;

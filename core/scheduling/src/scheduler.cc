@@ -507,8 +507,8 @@ class Allocator {
     job.sched.message = msg;
   }
 
-  // volcano-compat 8.7: smallest tier first; within a tier the best HyperNodeOrder score first; the first
-  // HyperNode where the gang becomes ready wins (equivalent to scoring all dry runs when the score ranks
+  // docs/volcano-behaviour.md, "Network-topology ordering": smallest tier first; within a tier the best
+  // HyperNodeOrder score first; the first HyperNode where the gang becomes ready wins (equivalent to scoring all dry runs when the score ranks
   // HyperNodes before trying them). Soft mode falls back to the whole cluster, still leaf-greedy.
   std::vector<TaskInfo*> PlaceWithTopology(JobInfo& job, const QueueInfo& q, const std::vector<TaskInfo*>& tasks,
                                            Statement& stmt, std::string* error) {
@@ -681,7 +681,7 @@ void Scheduler::WriteStatus(Session& ssn) {
     auto fe = fit.find(key);
     bool scheduled = ssn.scheduled_jobs().count(key) > 0;
     std::string bind_failure = state_.TakeBindFailure(key);
-    // volcano-compat 6.1.
+    // docs/volcano-behaviour.md, "PodGroup phase".
     int running = j.Count(TaskStatus::kRunning), succeeded = j.Count(TaskStatus::kSucceeded),
         failed = j.Count(TaskStatus::kFailed);
     int scheduled_n = j.Count(TaskStatus::kAllocated) + j.Count(TaskStatus::kBinding) + j.Count(TaskStatus::kBound) +

@@ -1,5 +1,5 @@
-// preempt and reclaim actions (volcano-compat 8.4): a starving gang (pending tasks, ready + pipelined below
-// minMember) makes room by evicting victims, then pipelines its tasks onto the nodes being freed.
+// preempt and reclaim actions (docs/volcano-behaviour.md, "Preempt and reclaim"): a starving gang (pending
+// tasks, ready + pipelined below minMember) makes room by evicting victims, then pipelines its tasks onto the nodes being freed.
 //
 //   preempt  victims are tasks of other jobs in the starving job's queue; plugins answer Preemptable
 //            (priority: strictly lower priority; gang: keep minMember or take the whole job; conformance:

@@ -1,4 +1,4 @@
-// Job plugins (volcano-compat.md section 4): env, svc, ssh, pytorch, mpi, tensorflow, ray, hcclrank.
+// Job plugins (docs/volcano-behaviour.md, "Job plugins"): env, svc, ssh, pytorch, mpi, tensorflow, ray, hcclrank.
 //
 // Volcano's plugins are imperative hooks (OnPodCreate / OnJobAdd / OnJobDelete / OnJobUpdate) that call the
 // API server themselves. Tephra's plan is level-triggered and pure, so a plugin here only *describes*:

@@ -65,7 +65,7 @@ else
 fi
 if [ $rc -ne 0 ]; then
   note "playing the scheduler from the test (admit PodGroups, bind pods, create root/default queues)"
-  # tephra scheduler creates these at start-up (volcano-compat.md 6.2); jobs wait for their queue to exist.
+  # tephra scheduler creates these at start-up, as Volcano's does; jobs wait for their queue to exist.
   cat <<YAML | k apply -f - >/dev/null
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue

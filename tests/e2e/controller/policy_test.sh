@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# e2e: lifecycle policies driven by real object changes, and TTL deletion (volcano-compat.md 2.1-2.3, 1.3).
+# e2e: lifecycle policies driven by real object changes, and TTL deletion (docs/volcano-behaviour.md,
+# "Job lifecycle").
 #  1. PodEvicted -> RestartJob: a pod of a Running job is deleted from outside (that is how Volcano sees an
 #     eviction); status.version and status.retryCount go to 1, every pod is recreated (new UIDs, job-version 1)
 #     and the job is Running again.

@@ -49,7 +49,7 @@ std::vector<YAML::Node> LoadDocs(const fs::path& p) {
 
 bool Truthy(const YAML::Node& n) { return n && n.IsScalar() && n.as<std::string>() == "true"; }
 
-// One CRD of the catalogue in volcano-compat.md 1.1.
+// One CRD of the catalogue in docs/volcano-behaviour.md, "CRD catalogue".
 struct Column {
   std::string name, json_path, type;
   int priority;

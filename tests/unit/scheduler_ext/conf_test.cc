@@ -8,7 +8,8 @@
 namespace tephra::scheduler {
 namespace {
 
-// Volcano's Helm chart default (volcano-compat 8.1), written the way the chart writes it.
+// Volcano's Helm chart default (docs/volcano-behaviour.md, "Scheduler configuration"), written the way the
+// chart writes it.
 constexpr const char* kHelmDefault = R"(
 actions: "enqueue, allocate, backfill"
 tiers:

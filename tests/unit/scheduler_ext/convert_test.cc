@@ -18,7 +18,8 @@ T Decode(const char* text) {
 const std::set<std::string> kNames = {"volcano"};
 
 TEST(ConvertTest, MinResourcesQuotaKeysNormalized) {
-  // What the job controller writes (volcano-compat 3.2) for 2 pods of 1 cpu / 1Gi / 1 GPU.
+  // What the job controller writes (docs/volcano-behaviour.md, "PodGroup of a vcjob (minResources)") for 2 pods
+  // of 1 cpu / 1Gi / 1 GPU.
   auto pg = Decode<api::PodGroup>(R"({
     "metadata": {"name": "j-uid", "namespace": "ns", "uid": "pg1"},
     "spec": {"minMember": 2, "minResources": {"cpu": "2", "requests.cpu": "2", "limits.cpu": "4",

@@ -65,7 +65,8 @@ struct SchedulerOptions {
 // Runs until SIGTERM/SIGINT (exit 0) or a fatal error / lost leadership (non-zero). Blocks.
 int RunScheduler(const SchedulerOptions& opts);
 
-// Creates `root` and `default` queues if missing (volcano-compat 6.2); AlreadyExists is success.
+// Creates `root` and `default` queues if missing (docs/volcano-behaviour.md, "Queues and the queue
+// controller"); AlreadyExists is success.
 core::Status EnsureDefaultQueues(kube::Client& client, const std::string& default_queue);
 
 }  // namespace tephra::scheduler

@@ -1,4 +1,5 @@
-// Pod (3.1) and PodGroup (3.2) materialization: names, labels, annotations, owner reference, inheritance,
+// Pod and PodGroup materialization (docs/volcano-behaviour.md, "Pods of a vcjob", "PodGroup of a vcjob
+// (minResources)"): names, labels, annotations, owner reference, inheritance,
 // minTaskMember, subGroupPolicy and minResources.
 #include <gtest/gtest.h>
 

@@ -104,7 +104,7 @@ TEST(PlanTest, IdempotentOnceConverged) {
   EXPECT_TRUE(b.Empty());
 }
 
-// --- running-phase evaluation (2.4) ---
+// --- running-phase evaluation (docs/volcano-behaviour.md, "Running-phase evaluation") ---
 
 TEST(PlanTest, AllSucceededCompletes) {
   World w = Started(MakeJob("j", {Task("worker", 2)}));
@@ -178,7 +178,7 @@ TEST(PlanTest, ZeroReplicasKeepsPhase) {
   }
 }
 
-// --- policies (2.2) ---
+// --- policies (docs/volcano-behaviour.md, "Policy resolution") ---
 
 TEST(PolicyTest, TaskPolicyBeforeJobPolicy) {
   api::Job job = MakeJob("j", {Task("worker", 1)});
@@ -461,7 +461,7 @@ TEST(PlanTest, PodGroupUnknownUsesJobPolicies) {
   EXPECT_EQ(a.event, "Unknown");
 }
 
-// --- delayed actions (2.6) ---
+// --- delayed actions (docs/volcano-behaviour.md, "Delayed actions, retries and TTL") ---
 
 TEST(PlanTest, PendingTimeoutWaitsThenActs) {
   api::Job job = MakeJob("j", {Task("worker", 1)});

@@ -1,4 +1,4 @@
-// Each plugin's exact output (volcano-compat.md section 4) and Go-flag parsing.
+// Each plugin's exact output (docs/volcano-behaviour.md, "Job plugins") and Go-flag parsing.
 #include <gtest/gtest.h>
 
 #include "test_util.h"

@@ -1,4 +1,4 @@
-// Every row of the state machine table (volcano-compat.md 2.3), as Decide() encodes it.
+// Every row of the state machine table (docs/volcano-behaviour.md, "Phase state machine"), as Decide() encodes it.
 #include <gtest/gtest.h>
 
 #include "state_machine.h"

@@ -30,7 +30,8 @@ struct Row {
   std::string want;
 };
 
-// volcano-compat.md 6.2, every cell (with and without PodGroups where it matters).
+// The state table of docs/controllers.md, "Queue controller", every cell (with and without PodGroups where it
+// matters).
 TEST(QueueStateTable, EveryRow) {
   const std::string O = "Open", C = "Closed", G = "Closing", U = "Unknown";
   const std::string OQ = "OpenQueue", CQ = "CloseQueue", SQ = "SyncQueue";

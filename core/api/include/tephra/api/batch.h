@@ -1,4 +1,5 @@
-// batch.volcano.sh/v1alpha1 Job (volcano-compat.md 1.2, 1.3) with its phases, lifecycle events and actions.
+// batch.volcano.sh/v1alpha1 Job (docs/volcano-behaviour.md, "Job spec and status") with its phases, lifecycle
+// events and actions.
 //
 // Phases, events and actions are strings: a value Tephra does not know round-trips unchanged and the
 // controller treats it as "no match" rather than failing to decode the whole Job.

@@ -1,5 +1,5 @@
-// bus.volcano.sh/v1alpha1 Command (volcano-compat.md 1.7): a one-shot request (AbortJob, OpenQueue, ...)
-// that the controller consumes and deletes. No spec/status: the fields are top-level.
+// bus.volcano.sh/v1alpha1 Command (docs/volcano-behaviour.md, "Command"): a one-shot request (AbortJob,
+// OpenQueue, ...) that the controller consumes and deletes. No spec/status: the fields are top-level.
 #pragma once
 
 #include <optional>

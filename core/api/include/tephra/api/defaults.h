@@ -1,4 +1,4 @@
-// Admission defaulting (volcano-compat.md 5.1, 5.3, 5.4) as pure functions.
+// Admission defaulting (docs/volcano-behaviour.md, "Admission defaults") as pure functions.
 //
 // Each Mutate* edits the object in place. The webhook turns the change into an RFC 6902 patch with
 // JsonPatchDiff(ToJson(before), ToJson(after)).
@@ -20,12 +20,12 @@ struct JobDefaultsConfig {
   std::string default_queue = "default";
 };
 
-// 5.1: queue, schedulerName, maxRetry, task names/minAvailable/maxRetry/dnsPolicy, job minAvailable,
+// Job: queue, schedulerName, maxRetry, task names/minAvailable/maxRetry/dnsPolicy, job minAvailable,
 // implied plugins (svc for tensorflow/mpi/pytorch/ray, ssh for mpi).
 void MutateJob(Job* job, const JobDefaultsConfig& config);
-// 5.3: reclaimable -> true, weight -> 1, hierarchy annotations rooted at "root".
+// Queue: reclaimable -> true, weight -> 1, hierarchy annotations rooted at "root".
 void MutateQueue(Queue* queue);
-// 5.4: queue "default" (or empty) + namespace annotation scheduling.volcano.sh/queue-name -> that queue.
+// PodGroup: queue "default" (or empty) + namespace annotation scheduling.volcano.sh/queue-name -> that queue.
 void MutatePodGroup(PodGroup* pg, const ClusterLookup& lookup, const std::string& default_queue = "default");
 
 // RFC 6902 operations turning `before` into `after`: objects are diffed key by key (add / remove /

@@ -1,4 +1,4 @@
-// flow.volcano.sh/v1alpha1: JobFlow and JobTemplate (volcano-compat.md 1.6).
+// flow.volcano.sh/v1alpha1: JobFlow and JobTemplate (docs/volcano-behaviour.md, "JobFlow and JobTemplate fields").
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,12 @@
-// Label and annotation keys with meaning to Volcano-compatible components (volcano-compat.md 1.3-1.5,
-// 2.1, 3.1-3.3, 5.4, 7, 8.5, 8.6), plus Tephra's own `tephra.io/` keys.
+// Label and annotation keys with meaning to Volcano-compatible components (docs/volcano-behaviour.md,
+// "Labels and annotations"), plus Tephra's own `tephra.io/` keys.
 #pragma once
 
 #include <string_view>
 
 namespace tephra::api {
 
-// --- Pods created for a vcjob (3.1) ---
+// --- Pods created for a vcjob ---
 inline constexpr std::string_view kTaskIndexKey = "volcano.sh/task-index";           // label + annotation
 inline constexpr std::string_view kTaskSpecKey = "volcano.sh/task-spec";             // label + annotation
 inline constexpr std::string_view kJobNameKey = "volcano.sh/job-name";               // label + annotation
@@ -24,37 +24,37 @@ inline constexpr std::string_view kRevocableZoneKey = "volcano.sh/revocable-zone
 inline constexpr std::string_view kJdbMinAvailableKey = "volcano.sh/jdb-min-available";
 inline constexpr std::string_view kJdbMaxUnavailableKey = "volcano.sh/jdb-max-unavailable";
 inline constexpr std::string_view kJobForwardingKey = "volcano.sh/job-forwarding";
-// Set on pods the controller is about to delete (2.1, 2.5).
+// Set on pods the controller is about to delete.
 inline constexpr std::string_view kPodOutOfSyncKey = "volcano.sh/controller-out-of-sync";
-// Job label shown by vcctl (1.3); default "Batch".
+// Job label shown by vcctl; default "Batch".
 inline constexpr std::string_view kJobTypeKey = "volcano.sh/job-type";
 inline constexpr std::string_view kDefaultJobType = "Batch";
 
-// --- PodGroups for plain pods (3.3) ---
+// --- PodGroups for plain pods ---
 inline constexpr std::string_view kGroupMinMemberAnnotation = "scheduling.volcano.sh/group-min-member";
-// Pod (and namespace, 5.4) annotation naming the queue; distinct from kQueueNameKey above.
+// Pod (and namespace, for PodGroup admission) annotation naming the queue; distinct from kQueueNameKey above.
 inline constexpr std::string_view kSchedulingQueueNameAnnotation = "scheduling.volcano.sh/queue-name";
 inline constexpr std::string_view kNetworkTopologyModeAnnotation = "volcano.sh/network-topology-mode";
 inline constexpr std::string_view kNetworkTopologyHighestTierAnnotation = "volcano.sh/network-topology-highest-tier";
 inline constexpr std::string_view kPodGroupNamePrefix = "podgroup-";
 
-// --- Queue (1.5) ---
+// --- Queue ---
 inline constexpr std::string_view kHierarchyAnnotation = "volcano.sh/hierarchy";                // "root/a/b"
 inline constexpr std::string_view kHierarchyWeightsAnnotation = "volcano.sh/hierarchy-weights";  // "1/2/8"
 inline constexpr std::string_view kNodeGroupResourceLimitsAnnotation = "volcano.sh/nodegroup-resource-limits";
 inline constexpr std::string_view kClosedByParentAnnotation = "volcano.sh/closed-by-parent";
 
-// --- HyperNode (1.8) ---
+// --- HyperNode ---
 inline constexpr std::string_view kNetworkTopologySourceLabel = "volcano.sh/network-topology-source";
 
-// --- Pod admission (5.4) ---
+// --- Pod admission ---
 inline constexpr std::string_view kQueueAllocationGateAnnotation = "scheduling.volcano.sh/queue-allocation-gate";
 
-// --- JobFlow / JobTemplate (7) ---
+// --- JobFlow / JobTemplate ---
 inline constexpr std::string_view kCreatedByJobTemplateKey = "volcano.sh/createdByJobTemplate";
 inline constexpr std::string_view kCreatedByJobFlowKey = "volcano.sh/createdByJobFlow";
 
-// --- Scheduler plugins (8.5, 8.6) ---
+// --- Scheduler plugins ---
 inline constexpr std::string_view kTaskTopologyAffinityAnnotation = "volcano.sh/task-topology-affinity";
 inline constexpr std::string_view kTaskTopologyAntiAffinityAnnotation = "volcano.sh/task-topology-anti-affinity";
 inline constexpr std::string_view kTaskTopologyTaskOrderAnnotation = "volcano.sh/task-topology-task-order";
@@ -63,7 +63,7 @@ inline constexpr std::string_view kSlaWaitingTimeShortAnnotation = "sla-waiting-
 inline constexpr std::string_view kNodeGroupNameLabel = "volcano.sh/nodegroup-name";
 inline constexpr std::string_view kResourceStrategyScoringTypeAnnotation = "volcano.sh/resource-strategy-scoring-type";
 
-// --- Job plugins (4) ---
+// --- Job plugins ---
 inline constexpr std::string_view kHcclRankIndexAnnotation = "hccl/rankIndex";
 
 // --- Tephra's own keys ---

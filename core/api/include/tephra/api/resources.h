@@ -23,7 +23,8 @@ bool LessEqual(const ResourceList& a, const ResourceList& b);
 // request counts the limit (the API server defaults requests to limits; templates are not defaulted).
 ResourceList PodRequests(const PodSpec& spec);
 
-// Kubernetes quota usage of one pod built from `spec` (volcano-compat.md 3.2): "cpu"/"requests.cpu",
+// Kubernetes quota usage of one pod built from `spec` (docs/volcano-behaviour.md, "PodGroup of a vcjob
+// (minResources)"): "cpu"/"requests.cpu",
 // "memory"/"requests.memory", "ephemeral-storage"/"requests.ephemeral-storage", "limits.<r>" for those
 // three, "requests.<ext>" and "<ext>" for extended resources, "pods" = 1, "count/pods" = 1.
 ResourceList PodQuotaUsage(const PodSpec& spec);
@@ -31,7 +32,7 @@ ResourceList PodQuotaUsage(const PodSpec& spec);
 // Priority of a PriorityClass by name; nullopt when unknown (counts as 0).
 using PriorityLookup = std::function<std::optional<int32_t>(std::string_view priority_class_name)>;
 
-// PodGroup.spec.minResources for a vcjob (volcano-compat.md 3.2): tasks sorted by their template's
+// PodGroup.spec.minResources for a vcjob (same section): tasks sorted by their template's
 // PriorityClass value (highest first, stable); if job.minAvailable < Σ task minAvailable, the first
 // job.minAvailable pods in that order; else each task's minAvailable pods (capped at job.minAvailable in
 // total), then the remaining slots from spare replicas in priority order.

@@ -1,4 +1,5 @@
-// scheduling.volcano.sh/v1beta1: PodGroup and Queue (volcano-compat.md 1.4, 1.5).
+// scheduling.volcano.sh/v1beta1: PodGroup and Queue (docs/volcano-behaviour.md, "PodGroup spec and status",
+// "Queue spec and status").
 //
 // Enum-like fields are plain strings with named constants, so a value written by a newer Volcano
 // round-trips instead of failing to decode.

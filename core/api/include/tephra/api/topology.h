@@ -1,4 +1,5 @@
-// topology.volcano.sh/v1alpha1 HyperNode (volcano-compat.md 1.8): a node of the network topology tree.
+// topology.volcano.sh/v1alpha1 HyperNode (docs/volcano-behaviour.md, "HyperNode"): a node of the network
+// topology tree.
 #pragma once
 
 #include <cstdint>

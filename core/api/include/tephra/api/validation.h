@@ -1,7 +1,7 @@
-// Admission validation (volcano-compat.md 5.2-5.4) as pure functions over typed objects.
+// Admission validation (docs/volcano-behaviour.md, "Admission validation") as pure functions over typed objects.
 //
 // Every problem is a FieldError{path, message}; an empty vector means valid. Paths use JSON names with
-// indices ("spec.tasks[1].minAvailable"). Messages match Volcano's where volcano-compat.md quotes them; the
+// indices ("spec.tasks[1].minAvailable"). Messages match Volcano's where its exact text is known; the
 // webhook joins them with JoinFieldErrors() for the AdmissionReview message.
 #pragma once
 
@@ -29,16 +29,16 @@ std::string JoinFieldErrors(const FieldErrors& errors);
 
 enum class AdmissionOp { kCreate, kUpdate, kDelete };
 
-// Plugins the webhook accepts (4); unknown ones are rejected.
+// Plugins the webhook accepts (docs/volcano-behaviour.md, "Job plugins"); unknown ones are rejected.
 inline const std::vector<std::string>& KnownJobPlugins() {
   static const std::vector<std::string> kPlugins = {"env",  "svc",        "ssh", "pytorch",
                                                     "mpi",  "tensorflow", "ray", "hcclrank"};
   return kPlugins;
 }
 
-// 5.2 CREATE. `lookup` answers queue existence/state and PVC existence.
+// Job CREATE. `lookup` answers queue existence/state and PVC existence.
 FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup);
-// 5.2 UPDATE: only minAvailable, tasks[*].replicas/minAvailable, priorityClassName (and generated
+// Job UPDATE: only minAvailable, tasks[*].replicas/minAvailable, priorityClassName (and generated
 // volumeClaimName) may change; plus VAP rules (queue immutable, non-negative counters, DNS-1123 task names).
 FieldErrors ValidateJobUpdate(const Job& old_job, const Job& new_job);
 
@@ -47,17 +47,17 @@ struct QueueValidationConfig {
   bool enable_root_queue_protection = true;   // --enable-root-queue-protection
   bool enable_allocated_pods_check = false;   // --enable-queue-allocated-pods-check
 };
-// 5.3. `old_queue` is required for kUpdate (nullptr otherwise); for kDelete only `queue.metadata.name`
+// Queue. `old_queue` is required for kUpdate (nullptr otherwise); for kDelete only `queue.metadata.name`
 // matters.
 FieldErrors ValidateQueue(AdmissionOp op, const Queue* old_queue, const Queue& queue, const ClusterLookup& lookup,
                           const QueueValidationConfig& config = {});
-// 5.4: queue exists and is Open; topology exclusivity (including subGroupPolicy).
+// PodGroup: queue exists and is Open; topology exclusivity (including subGroupPolicy).
 FieldErrors ValidatePodGroup(const PodGroup& pg, const ClusterLookup& lookup);
-// 5.4: flow names unique, dependsOn targets defined, graph acyclic ("jobflow Flow is not DAG").
+// JobFlow: flow names unique, dependsOn targets defined, graph acyclic ("jobflow Flow is not DAG").
 FieldErrors ValidateJobFlow(const JobFlow& flow);
-// 5.4: >= 1 member, exactly one selector, exactMatch name set, regex compiles, labelMatch only for Node.
+// HyperNode: >= 1 member, exactly one selector, exactMatch name set, regex compiles, labelMatch only for Node.
 FieldErrors ValidateHyperNode(const HyperNode& hn);
-// 5.4 pod validation: not both jdb annotations; values a positive int or "1%".."99%".
+// Pod validation: not both jdb annotations; values a positive int or "1%".."99%".
 FieldErrors ValidatePodJdb(const Pod& pod);
 
 // Name checks shared with the controller.

@@ -1,5 +1,6 @@
-// SchedulerConf: Volcano's scheduler configuration, field for field (volcano-compat 8.1). The scheduler
-// process parses YAML into this struct; the core validates it and never reads files.
+// SchedulerConf: Volcano's scheduler configuration, field for field (docs/volcano-behaviour.md, "Scheduler
+// configuration"). The scheduler process parses YAML into this struct; the core validates it and never reads
+// files.
 #pragma once
 
 #include <map>
@@ -46,7 +47,7 @@ struct CoreOptions {
   int retry_unchanged_every_cycles = 10;
   // A gang that never reached minMember but holds placed pods (after a bind failure or a scheduler restart
   // mid-gang) is released after this long: its placed pods are evicted and the PodGroup says why
-  // (reliability scenario 8). 0 disables.
+  // (docs/reliability.md, scenario 8). 0 disables.
   int64_t gang_timeout_seconds = 300;
   // Node label keys that define a leaf/spine/... hierarchy when the cluster has no HyperNode objects:
   // key i gives tier i+1. A node with label <key>=<v> belongs to synthetic HyperNode "<key>=<v>".
@@ -59,7 +60,7 @@ struct SchedulerConf {
   std::vector<ActionConfiguration> configurations;
   CoreOptions core;
 
-  // Helm default (volcano-compat 8.1): enqueue, allocate, backfill; priority/gang/conformance;
+  // Volcano's Helm default: enqueue, allocate, backfill; priority/gang/conformance;
   // overcommit/drf/predicates/proportion/nodeorder/binpack.
   static SchedulerConf Default();
   // Parses Volcano's comma-separated `actions: "enqueue, allocate, backfill"` string.

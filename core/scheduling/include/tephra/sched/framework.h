@@ -1,4 +1,5 @@
-// Session / plugin framework (Volcano's model, volcano-compat 8.2-8.3).
+// Session / plugin framework (Volcano's model: docs/volcano-behaviour.md, "Session and statements",
+// "Combining plugin answers").
 //
 // A Plugin overrides only the hooks it implements and declares them in Hooks(); the Session builds one
 // dispatch list per hook from the configured tiers, honouring each plugin's enable* switch, and combines
@@ -149,7 +150,7 @@ class Session {
   const std::vector<int>& node_order() const { return state_->SchedulableNodes(); }
   Resource total_allocatable() const { return state_->TotalAllocatable(); }
 
-  // ---- combined hooks (8.3) ----
+  // ---- combined hooks (docs/volcano-behaviour.md, "Combining plugin answers") ----
   bool JobLess(const JobInfo& a, const JobInfo& b) const;
   bool TaskLess(const TaskInfo& a, const TaskInfo& b) const;
   bool QueueLess(const QueueInfo& a, const QueueInfo& b) const;
@@ -164,7 +165,7 @@ class Session {
   double NodeScore(const TaskInfo& t, const NodeInfo& n) const;
   bool JobDependentScore(const JobInfo& job) const;
   double HyperNodeScore(const JobInfo& job, const std::string& hypernode) const;
-  // Volcano 8.3: intersection of the plugins' answers within a tier; the first tier where some plugin
+  // Volcano's rule: intersection of the plugins' answers within a tier; the first tier where some plugin
   // answered decides; an empty answer vetoes (no victims). Nobody answering = no victims either (an
   // eviction needs at least one plugin's consent).
   std::vector<const TaskInfo*> Preemptable(const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates) const;
