@@ -21,7 +21,8 @@ sched::SelectorOp OpOf(const std::string& op) {
   if (op == "DoesNotExist") return sched::SelectorOp::kDoesNotExist;
   if (op == "Gt") return sched::SelectorOp::kGt;
   if (op == "Lt") return sched::SelectorOp::kLt;
-  return sched::SelectorOp::kIn;
+  if (op == "In") return sched::SelectorOp::kIn;
+  return sched::SelectorOp::kInvalid;  // see SelectorOp: never read an unknown operator as In
 }
 
 std::vector<sched::SelectorRequirement> Requirements(const json& arr) {

@@ -123,7 +123,12 @@ uint32_t ClusterState::InternShape(const TaskInfo& t) {
     key += ';';
   }
   key += '|';
-  key += t.anti_affinity.empty() ? '0' : '1';
+  // Anti-affinity is checked per node at placement time; only whether it exists, and whether a selector is
+  // invalid (then no node fits, a static answer), is part of the shape.
+  char anti = t.anti_affinity.empty() ? '0' : '1';
+  for (const auto& sel : t.anti_affinity)
+    if (!sel.Valid()) anti = '2';
+  key += anti;
   auto [it, inserted] = shapes_.emplace(std::move(key), static_cast<uint32_t>(shapes_.size() + 1));
   return it->second;
 }

@@ -428,6 +428,9 @@ class PredicatesPlugin final : public Plugin {
   std::string StaticPredicate(const Session&, const TaskInfo& t, const NodeInfo& n) const override {
     if (!n.ready) return "node(s) were not ready";
     if (n.unschedulable) return "node(s) were unschedulable";
+    if (pod_affinity_)
+      for (const auto& sel : t.anti_affinity)
+        if (!sel.Valid()) return "pod anti-affinity selector uses an operator label selectors do not have";
     if (node_affinity_) {
       for (const auto& [k, v] : t.node_selector) {
         auto it = n.labels.find(k);

@@ -64,6 +64,7 @@ bool MatchesRequirement(const SelectorRequirement& r, const Labels& labels) {
       if (!has) return true;
       for (const auto& v : r.values) if (v == it->second) return false;
       return true;
+    case SelectorOp::kInvalid: return false;
     case SelectorOp::kGt:
     case SelectorOp::kLt: {
       long long a = 0, b = 0;
@@ -81,6 +82,14 @@ bool LabelSelector::Matches(const Labels& labels) const {
   }
   for (const auto& r : match_expressions)
     if (!MatchesRequirement(r, labels)) return false;
+  return true;
+}
+
+bool LabelSelector::Valid() const {
+  for (const auto& r : match_expressions)
+    if (r.op != SelectorOp::kIn && r.op != SelectorOp::kNotIn && r.op != SelectorOp::kExists &&
+        r.op != SelectorOp::kDoesNotExist)
+      return false;
   return true;
 }
 

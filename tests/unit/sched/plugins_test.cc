@@ -131,6 +131,11 @@ TEST(Predicates, HostnameAntiAffinityBothDirections) {
   TaskInfo web = Harness::Pod("w", Resource::Cpu(1));
   web.labels = {{"app", "web"}};
   EXPECT_EQ(s.DynamicPredicate(web, n), "node(s) didn't satisfy existing pods anti-affinity rules");
+  // A selector with an operator label selectors do not have fits no node (it would otherwise match nothing
+  // and silently lift the constraint).
+  TaskInfo bad = Harness::Pod("b", Resource::Cpu(1));
+  bad.anti_affinity.push_back({{}, {{"app", SelectorOp::kInvalid, {"db"}}}});
+  EXPECT_EQ(s.StaticPredicate(bad, n), "pod anti-affinity selector uses an operator label selectors do not have");
 }
 
 TEST(Proportion, WeightedDeservedCappedByCapabilityAndRequest) {

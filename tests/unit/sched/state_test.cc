@@ -40,6 +40,12 @@ TEST(Selectors, OperatorsAndTolerations) {
   EXPECT_TRUE(MatchesRequirement({"gen", SelectorOp::kGt, {"4"}}, l));
   EXPECT_FALSE(MatchesRequirement({"gen", SelectorOp::kLt, {"4"}}, l));
   EXPECT_FALSE(MatchesRequirement({"zone", SelectorOp::kGt, {"1"}}, l));  // not an integer
+  // An operator Kubernetes does not define matches nothing, whatever the values.
+  EXPECT_FALSE(MatchesRequirement({"zone", SelectorOp::kInvalid, {"a"}}, l));
+  EXPECT_FALSE(MatchesRequirement({"x", SelectorOp::kInvalid, {}}, l));
+  EXPECT_TRUE((LabelSelector{{}, {{"zone", SelectorOp::kNotIn, {"b"}}}}).Valid());
+  EXPECT_FALSE((LabelSelector{{}, {{"zone", SelectorOp::kInvalid, {"a"}}}}).Valid());
+  EXPECT_FALSE((LabelSelector{{}, {{"gen", SelectorOp::kGt, {"1"}}}}).Valid()) << "Gt is for node selectors only";
   Taint t{"gpu", "true", TaintEffect::kNoSchedule};
   EXPECT_TRUE((Toleration{"gpu", false, "true", std::nullopt}).Tolerates(t));
   EXPECT_FALSE((Toleration{"gpu", false, "false", std::nullopt}).Tolerates(t));

@@ -204,5 +204,26 @@ TEST(ConvertTest, ApplyPodGroupStatusOnlyReportsRealChanges) {
   EXPECT_EQ(st.conditions[1].type, "Scheduled");
 }
 
+// An operator Kubernetes does not define is never read as In: it becomes kInvalid, which matches nothing.
+TEST(ConvertTest, UnknownSelectorOperatorIsInvalidNotIn) {
+  auto pod = Decode<api::Pod>(R"({
+    "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1", "annotations": {"scheduling.k8s.io/group-name": "pg1"}},
+    "spec": {"schedulerName": "volcano", "containers": [{"name": "a"}],
+             "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                             {"matchExpressions": [{"key": "zone", "operator": "in", "values": ["a"]}]}]}},
+                          "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                             {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Within", "values": ["x"]}]},
+                              "topologyKey": "kubernetes.io/hostname"}]}}},
+    "status": {"phase": "Pending"}})");
+  sched::ResourceRegistry reg;
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  ASSERT_EQ(t.required_affinity.size(), 1u);
+  ASSERT_EQ(t.required_affinity[0].match_expressions.size(), 1u);
+  EXPECT_EQ(t.required_affinity[0].match_expressions[0].op, sched::SelectorOp::kInvalid) << "operators are case-sensitive";
+  EXPECT_FALSE(sched::MatchesRequirement(t.required_affinity[0].match_expressions[0], {{"zone", "a"}}));
+  ASSERT_EQ(t.anti_affinity.size(), 1u);
+  EXPECT_FALSE(t.anti_affinity[0].Valid());
+}
+
 }  // namespace
 }  // namespace tephra::scheduler

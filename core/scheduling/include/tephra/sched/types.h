@@ -45,7 +45,10 @@ bool OccupiesNode(TaskStatus s);
 // Allocated, Binding, Bound, Running: what gang counts as "ready" (plus Succeeded, see gang).
 bool IsAllocatedStatus(TaskStatus s);
 
-enum class SelectorOp : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+// kInvalid: an operator Kubernetes does not define. The API server rejects such selectors, so one can only
+// arrive through a bug or a bypassed validation; it matches nothing, and a pod whose anti-affinity uses it
+// fits no node (never silently read as In, which would place pods where their owner did not ask).
+enum class SelectorOp : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt, kInvalid };
 struct SelectorRequirement {
   std::string key;
   SelectorOp op = SelectorOp::kIn;
@@ -63,6 +66,8 @@ struct LabelSelector {
   std::vector<SelectorRequirement> match_expressions;  // In/NotIn/Exists/DoesNotExist only
   bool operator==(const LabelSelector&) const = default;
   bool Matches(const Labels& labels) const;
+  // Every operator is one a label selector may use (In, NotIn, Exists, DoesNotExist).
+  bool Valid() const;
 };
 bool MatchesRequirement(const SelectorRequirement& r, const Labels& labels);
 
