@@ -661,16 +661,19 @@ int RunScheduler(const SchedulerOptions& o) {
     for (auto& u : res.pod_groups) writer.PodGroup(std::move(u));
     for (const auto& q : res.queues) {
       api::ResourceList alloc;
+      std::vector<std::string> cleared;
       {
         std::lock_guard l(mu);
         alloc = FromResource(q.allocated, core_sched->state().resources());
         const auto& rr = core_sched->state().resources();
+        for (int i = 0; i < rr.size(); ++i)
+          if (i != sched::kPods && !alloc.count(rr.Name(i))) cleared.push_back(rr.Name(i));
         m.queue_cpu->With({q.queue})->Set(static_cast<double>(q.allocated.Get(sched::kCpu)));
         m.queue_mem->With({q.queue})->Set(static_cast<double>(q.allocated.Get(sched::kMemory)));
         for (int i = sched::kFirstScalar; i < rr.size(); ++i)
           m.queue_scalar->With({q.queue, rr.Name(i)})->Set(static_cast<double>(q.allocated.Get(i)));
       }
-      writer.Queue(q.queue, std::move(alloc));
+      writer.Queue(q.queue, std::move(alloc), std::move(cleared));
     }
     for (const auto& e : res.events) writer.Event({e.kind, e.ns, e.name, "", e.type, e.reason, e.message});
     for (auto& e : pod_events) writer.Event(std::move(e));

@@ -73,11 +73,11 @@ void StatusWriter::PodGroup(sched::PodGroupStatusUpdate u) {
   cv_.notify_one();
 }
 
-void StatusWriter::Queue(const std::string& name, api::ResourceList allocated) {
+void StatusWriter::Queue(const std::string& name, api::ResourceList allocated, std::vector<std::string> cleared) {
   {
     std::lock_guard l(mu_);
     queue_retry_.erase(name);
-    queues_[name] = std::move(allocated);
+    queues_[name] = {std::move(allocated), std::move(cleared)};
   }
   cv_.notify_one();
 }
@@ -163,7 +163,7 @@ bool StatusWriter::WaitIdle(std::chrono::steady_clock::time_point deadline) {
 void StatusWriter::Run() {
   for (;;) {
     std::map<std::string, sched::PodGroupStatusUpdate> pgs;
-    std::map<std::string, api::ResourceList> queues;
+    std::map<std::string, QueueAllocation> queues;
     std::deque<EventSpec> events;
     std::map<std::string, PodConditionSpec> pods;
     {
@@ -214,7 +214,8 @@ void StatusWriter::Run() {
     }
     for (auto& [name, alloc] : queues) {
       json allocated = json::object();
-      for (const auto& [res, q] : alloc) allocated[res] = q.ToString();
+      for (const auto& res : alloc.cleared) allocated[res] = nullptr;
+      for (const auto& [res, q] : alloc.allocated) allocated[res] = q.ToString();
       json patch = {{"status", {{"allocated", allocated}}}};
       auto r = client_->Patch(api::Queue::Resource(), "", name, kube::PatchType::kMerge, patch, "status");
       if (r.ok()) {

@@ -275,5 +275,29 @@ TEST(StatusWriterTest, FailedPodGroupWriteIsRetriedUntilItLands) {
   EXPECT_EQ(updates, 4) << "three failed attempts (recorded as actions too), then the one that landed";
 }
 
+// A queue whose allocation falls to nothing must show nothing allocated: a merge patch removes only the keys
+// it names, so the zeroed resources are sent as null (found by the churn e2e: a drained queue kept reporting
+// its last cpu/memory).
+TEST(StatusWriterTest, DrainedQueueAllocationIsRemovedNotLeftBehind) {
+  auto fc = std::make_shared<FakeClient>();
+  json q = {{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "Queue"}, {"metadata", {{"name", "qa"}}},
+            {"spec", {{"weight", 1}}},
+            {"status", {{"state", "Open"}, {"allocated", {{"cpu", "4"}, {"memory", "1Gi"}, {"nvidia.com/gpu", "2"}}}}}};
+  fc->Seed(api::Queue::Resource(), q);
+  core::FakeClock clock;
+  StatusWriter w(fc, nullptr, &clock);
+  api::ResourceList some;
+  some["cpu"] = core::Quantity::FromMilli(1000);
+  w.Queue("qa", some, {"memory", "nvidia.com/gpu"});
+  ASSERT_TRUE(w.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  json got = fc->Get(api::Queue::Resource(), "", "qa").value();
+  EXPECT_EQ(got["status"]["allocated"], (json{{"cpu", "1"}})) << got.dump();
+  w.Queue("qa", {}, {"cpu", "memory", "nvidia.com/gpu"});
+  ASSERT_TRUE(w.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  got = fc->Get(api::Queue::Resource(), "", "qa").value();
+  EXPECT_TRUE(!got["status"].contains("allocated") || got["status"]["allocated"].empty()) << got.dump();
+  EXPECT_EQ(got["status"]["state"], "Open") << "the queue controller's field is untouched";
+}
+
 }  // namespace
 }  // namespace tephra::scheduler

@@ -6,7 +6,9 @@
 // as precondition; on 409 the object is re-read from the API server and the status re-applied (at most
 // 5 attempts). Nothing is written when the stored status already equals the desired one.
 // Queue: merge patch of status.allocated on the status subresource (the queue controller owns
-// status.state; a merge patch touches only our field).
+// status.state; a merge patch touches only our field). Resources that dropped to zero are sent as null: a
+// merge patch only removes keys it names, so an allocation that fell to nothing used to leave its last
+// non-zero values on the Queue for good.
 // Pods: PodScheduled=False / Unschedulable with the gang's reason, as kube-scheduler writes it, so
 // `kubectl describe pod` and tools that read pod conditions (cluster autoscalers, dashboards) see why a pod
 // waits. A strategic merge patch on pods/status (conditions merge by type); coalesced per pod.
@@ -75,7 +77,8 @@ class StatusWriter {
   ~StatusWriter();
 
   void PodGroup(sched::PodGroupStatusUpdate u);
-  void Queue(const std::string& name, api::ResourceList allocated);
+  // `cleared`: resource names whose allocation is zero (removed from status.allocated).
+  void Queue(const std::string& name, api::ResourceList allocated, std::vector<std::string> cleared = {});
   void Event(EventSpec e);
   void PodUnschedulable(PodConditionSpec c);
   // Called (on the writer thread) before each batch of Events. The scheduler makes it wait, boundedly, for
@@ -107,10 +110,14 @@ class StatusWriter {
   std::mutex mu_;
   std::condition_variable cv_, idle_cv_;
   std::map<std::string, sched::PodGroupStatusUpdate> pg_;  // key -> newest desired status
-  std::map<std::string, api::ResourceList> queues_;
+  struct QueueAllocation {
+    api::ResourceList allocated;
+    std::vector<std::string> cleared;
+  };
+  std::map<std::string, QueueAllocation> queues_;
   std::map<std::string, PodConditionSpec> pods_;  // uid -> newest condition
   std::map<std::string, Retry<sched::PodGroupStatusUpdate>> pg_retry_;
-  std::map<std::string, Retry<api::ResourceList>> queue_retry_;
+  std::map<std::string, Retry<QueueAllocation>> queue_retry_;
   std::map<std::string, int> attempts_;  // writer thread only: retry attempt of each key in the current batch
   std::deque<EventSpec> events_;
   bool busy_ = false, stopping_ = false;
