@@ -5,10 +5,6 @@
 
 namespace tephra::sched {
 
-namespace {
-bool IsTerminal(TaskStatus s) { return s == TaskStatus::kSucceeded || s == TaskStatus::kFailed; }
-}  // namespace
-
 ClusterState::ClusterState(CoreOptions options) : options_(std::move(options)) {}
 
 void ClusterState::set_options(CoreOptions o) {
@@ -161,7 +157,9 @@ void ClusterState::Account(TaskInfo& t, int sign) {
   JobInfo& j = jit->second;
   ++j.version;
   j.status_count[static_cast<size_t>(t.status)] += sign;
-  if (!IsTerminal(t.status)) j.role_total[t.role] += sign;
+  if (IsAllocatedStatus(t.status) || t.status == TaskStatus::kSucceeded || t.status == TaskStatus::kPipelined ||
+      t.status == TaskStatus::kPending)
+    j.role_valid[t.role] += sign;
   if (IsAllocatedStatus(t.status) || t.status == TaskStatus::kSucceeded) j.role_ready[t.role] += sign;
   QueueInfo* q = nullptr;
   auto qit = queues_.find(j.queue);
@@ -300,7 +298,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
       }
     }
     j.status_count = old.status_count;
-    j.role_total = old.role_total;
+    j.role_valid = old.role_valid;
     j.role_ready = old.role_ready;
     j.allocated = old.allocated;
     j.pending_request = old.pending_request;
@@ -315,7 +313,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
     return;
   }
   j.status_count.fill(0);
-  j.role_total.clear();
+  j.role_valid.clear();
   j.role_ready.clear();
   j.allocated = Resource();
   j.pending_request = Resource();

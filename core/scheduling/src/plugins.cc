@@ -100,10 +100,8 @@ class GangPlugin final : public Plugin {
     for (const auto& [role, min] : j.min_task_member) sum += min;
     if (j.min_member < sum) return {};
     for (const auto& [role, min] : j.min_task_member) {
-      auto it = j.role_total.find(role);
-      int have = it == j.role_total.end() ? 0 : it->second;
-      auto rt = j.role_ready.find(role);
-      have = std::max(have, rt == j.role_ready.end() ? 0 : rt->second);
+      auto it = j.role_valid.find(role);
+      int have = it == j.role_valid.end() ? 0 : it->second;
       if (have < min) {
         return {false, "NotEnoughPodsOfTask",
                 "Not enough valid pods of task " + role + ", valid: " + std::to_string(have) +

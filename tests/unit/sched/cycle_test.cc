@@ -524,5 +524,32 @@ TEST(Cycle, ResyncStatusReemitsEverythingWithoutEvents) {
   EXPECT_EQ(FindPg(r, "ns/fits"), nullptr) << "a resync lasts one cycle";
 }
 
+// A job resumed after AbortJob keeps the pods that had finished (Volcano's soft kill), and the controller does
+// not re-create a name that still exists: task t0 of 3 is one Succeeded pod of the old run plus two new
+// pending ones. The succeeded pod counts towards the task's minimum, as in Volcano, or the gang stays
+// unschedulable for good (found by the churn e2e: "Not enough valid pods of task t0, valid: 2, min: 3").
+TEST(Cycle, SucceededPodKeptFromAnEarlierRunCountsTowardsTheTaskMinimum) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 8000, 16 * kGi);
+  JobInfo j = c.Job("resumed", 6);
+  j.min_task_member = {{"t0", 3}, {"t1", 3}};
+  c.AddJob(j);
+  for (int i = 0; i < 3; ++i) {
+    TaskInfo t0 = c.Pod(j, i, Resource::CpuMem(500, kGi), "t0");
+    if (i == 2) {
+      t0.status = TaskStatus::kSucceeded;
+      t0.node = "n0";
+    }
+    c.st().UpsertPod(t0);
+    c.st().UpsertPod(c.Pod(j, 10 + i, Resource::CpuMem(500, kGi), "t1"));
+  }
+  CycleResult r = c.Run();
+  EXPECT_EQ(r.binds.size(), 5u) << "the 5 pending pods of the resumed gang are bound";
+  const PodGroupStatusUpdate* u = FindPg(r, "ns/resumed");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->phase, PodGroupPhase::kRunning);
+}
+
 }  // namespace
 }  // namespace tephra::sched

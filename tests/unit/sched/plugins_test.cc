@@ -210,12 +210,12 @@ TEST(Gang, PerTaskMinimumsBindOnlyWhenMinMemberCoversThem) {
   JobInfo j;
   j.min_member = 2;
   j.min_task_member = {{"mpimaster", 1}, {"mpiworker", 2}};
-  j.role_total["mpiworker"] = 2;
+  j.role_valid["mpiworker"] = 2;
   j.status_count[static_cast<size_t>(TaskStatus::kPending)] = 2;
   EXPECT_TRUE(s.JobValid(j).pass);
   j.min_member = 3;
   j.status_count[static_cast<size_t>(TaskStatus::kPending)] = 3;  // enough tasks overall...
-  j.role_total["mpiworker"] = 3;
+  j.role_valid["mpiworker"] = 3;
   ValidateResult v = s.JobValid(j);  // ...but none of the launcher
   EXPECT_FALSE(v.pass);
   EXPECT_EQ(v.reason, "NotEnoughPodsOfTask");

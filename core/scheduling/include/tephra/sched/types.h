@@ -159,7 +159,11 @@ struct JobInfo {
   WallTime creation_time{};
   // ---- maintained by ClusterState (O(1) per pod change) ----
   std::array<int, kTaskStatusCount> status_count{};  // indexed by TaskStatus
-  std::map<std::string, int> role_total;   // per task role, all non-terminal tasks
+  // per task role, the tasks that count towards the role's minimum (Volcano's CheckTaskValid): pending,
+  // pipelined, allocated/binding/bound/running and succeeded. A succeeded pod kept from an earlier run (a
+  // job resumed after AbortJob keeps its finished pods, and their names are not re-created) must count, or
+  // the resumed gang can never become valid.
+  std::map<std::string, int> role_valid;
   std::map<std::string, int> role_ready;   // per task role, IsAllocatedStatus or Succeeded
   Resource allocated;  // requests of tasks in IsAllocatedStatus
   Resource pending_request;  // requests of kPending and kPipelined tasks
