@@ -145,8 +145,8 @@ std::string StableSuffix(const std::string& seed) {
 }
 
 bool Actions::Empty() const {
-  return !update_job && !update_status && create_pvcs.empty() && delete_pods.empty() && create_pods.empty() &&
-         !create_pod_group && !update_pod_group && !delete_pod_group && create_plugin_objects.empty() &&
+  return !update_job && !update_status && create_pvcs.empty() && delete_pods.empty() && mark_pods.empty() &&
+         create_pods.empty() && !create_pod_group && !update_pod_group && !delete_pod_group && create_plugin_objects.empty() &&
          update_config_maps.empty() && delete_plugin_objects.config_maps.empty() &&
          delete_plugin_objects.services.empty() && delete_plugin_objects.network_policies.empty() &&
          delete_plugin_objects.secrets.empty() && !delete_job;
@@ -814,6 +814,17 @@ Actions Planner::Run() {
                                       obs_.request ? obs_.request->message : "");
 
   if (t.kill != KillKind::kNone) Kill(t.kill, targets, action);
+  // A pod whose event was acted on but that someone else is already deleting is not a victim (nothing to
+  // delete), and a targeted restart keeps the version, so until the API server forgets the pod it would
+  // derive the same event, and the same restart, on every reconcile: one eviction used to spend the whole
+  // maxRetry within 50 ms. It is marked instead.
+  for (const DerivedEvent* ev : targets) {
+    if (ev->pod.empty()) continue;
+    for (const auto* p : view_.all)
+      if (p->metadata.name == ev->pod && !p->metadata.deletion_timestamp.empty() && !MarkedOutOfSync(*p) &&
+          !obs_.handled_pod_uids.count(p->metadata.uid))
+        out_.mark_pods.push_back(p->metadata.name);
+  }
   if (t.kill == KillKind::kTarget && targets.empty() && obs_.request)
     out_.log.push_back("action " + action + " from a command names no pod or task; nothing to restart");
 

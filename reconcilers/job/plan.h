@@ -73,6 +73,9 @@ struct Actions {
   // Pods to delete: each is first patched with volcano.sh/controller-out-of-sync=true (unless it already
   // carries it), then deleted.
   std::vector<std::string> delete_pods;
+  // Pods whose event was acted on but that someone else is already deleting (an eviction): only marked
+  // out-of-sync, so they never trigger an action again, even after a controller restart.
+  std::vector<std::string> mark_pods;
   std::vector<api::Pod> create_pods;
   std::optional<api::PodGroup> create_pod_group;
   std::optional<api::PodGroup> update_pod_group;  // full object (PodGroup has no status subresource)

@@ -272,6 +272,23 @@ Status JobReconciler::Execute(const std::string& key, const Observed& obs, const
     std::lock_guard l(mu_);
     memory_[key].handled_pod_uids.insert(pod->metadata.uid);
   }
+  for (const auto& name : a.mark_pods) {
+    const api::Pod* pod = nullptr;
+    for (const auto& p : obs.pods)
+      if (p.metadata.name == name) pod = &p;
+    if (!pod) continue;
+    // metadata.uid in a merge patch is a precondition: a re-created pod of the same name is not marked.
+    api::json patch = {{"metadata",
+                        {{"uid", pod->metadata.uid}, {"annotations", {{std::string(api::kPodOutOfSyncKey), "true"}}}}}};
+    auto r = c.Patch(api::Pod::Resource(), ns, name, kube::PatchType::kMerge, patch);
+    if (core::IsNotFound(r.status()) || core::IsConflict(r.status())) continue;  // gone: nothing can re-trigger
+    if (!r.ok()) {
+      Keep(&first, r.status().Annotate("marking pod " + name));
+      continue;
+    }
+    std::lock_guard l(mu_);
+    memory_[key].handled_pod_uids.insert(pod->metadata.uid);
+  }
   if (a.delete_pod_group) {
     kube::DeleteOptions del;
     if (!a.delete_pod_group_uid.empty()) del.precondition_uid = a.delete_pod_group_uid;

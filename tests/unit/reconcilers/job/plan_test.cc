@@ -451,6 +451,32 @@ TEST(PlanTest, PodEvictedByOthersTriggersPolicy) {
   EXPECT_EQ(w.Plan().action, "SyncJob");
 }
 
+// One eviction is one restart. The evicted pod is being deleted by someone else, so a targeted restart does
+// not delete it (and keeps the version): it is marked instead, or every reconcile until the API server forgets
+// it would restart the task again (found by the churn e2e: retryCount 0 -> 4, Failed, within 50 ms).
+TEST(PlanTest, EvictedPodTriggersItsTargetedRestartOnce) {
+  api::Job job = MakeJob("j", {Task("a", 1), Task("b", 3)});
+  job.spec.max_retry = 4;
+  job.spec.tasks[1].policies = {Policy("PodEvicted", "RestartTask")};
+  World w = Started(job);
+  w.FindPod("j-b-2")->metadata.deletion_timestamp = kNow;
+  Actions a = w.Plan();
+  EXPECT_EQ(a.action, "RestartTask");
+  EXPECT_EQ(a.mark_pods, std::vector<std::string>{"j-b-2"});
+  ASSERT_TRUE(a.update_status);
+  EXPECT_EQ(a.update_status->retry_count, 1);
+  w.Apply(a);
+  // The evicted pod is still there (terminating) for a while; many reconciles happen meanwhile.
+  ASSERT_NE(w.FindPod("j-b-2"), nullptr);
+  for (int i = 0; i < 8; ++i) {
+    Actions again = w.Plan();
+    EXPECT_NE(again.action, "RestartTask") << "round " << i;
+    w.Apply(again);
+  }
+  EXPECT_EQ(w.obs.job.status.retry_count, 1);
+  EXPECT_NE(w.obs.job.status.state.phase, "Failed");
+}
+
 TEST(PlanTest, PodGroupUnknownUsesJobPolicies) {
   api::Job job = MakeJob("j", {Task("worker", 2)});
   job.spec.policies = {Policy("Unknown", "RestartJob")};

@@ -102,6 +102,8 @@ void World::Apply(const Actions& a) {
     obs.pods.erase(std::remove_if(obs.pods.begin(), obs.pods.end(),
                                   [&](const api::Pod& p) { return p.metadata.name == name; }),
                    obs.pods.end());
+  for (const auto& name : a.mark_pods)
+    if (api::Pod* p = FindPod(name)) p->metadata.annotations[std::string(api::kPodOutOfSyncKey)] = "true";
   for (auto p : a.create_pods) {
     p.metadata.uid = "uid-" + std::to_string(++uid_counter);
     p.metadata.creation_timestamp = kNow;
