@@ -11,6 +11,8 @@ its first bound pod to its last (the gang is enqueued and allocated in one cycle
 """
 import json, os, subprocess, sys, time
 
+# The stdlib API client is shared with the e2e tests (tests/e2e/lib/apiclient.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e", "lib"))
 from apiclient import conn, req
 import apiclient
 

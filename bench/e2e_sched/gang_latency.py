@@ -13,6 +13,8 @@ allocating it, so it bounds the issue's "Inqueue -> all bound" from above.
 """
 import json, os, subprocess, sys, threading, time
 
+# The stdlib API client is shared with the e2e tests (tests/e2e/lib/apiclient.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e", "lib"))
 from apiclient import TOKEN, conn, create_all, req
 
 GANG = int(os.environ.get("GANG", "128"))

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# e2e churn test (docs/churn.md): a seeded random mix of vcjobs, pod evictions, suspend/resume, job deletes,
+# queue close/open and SIGKILLed controller/scheduler on the real control plane; afterwards every job must
+# reach the phase its policies imply and the global invariants must hold. Run by run-with-cluster.sh:
+#   TEPHRA_BIN=build/bin/tephra bash tests/e2e/run-with-cluster.sh bash tests/e2e/churn/churn_test.sh
+# Knobs (environment): CHURN_SEED, CHURN_JOBS, CHURN_SECONDS, CHURN_NODES, CHURN_NODE_CPU,
+# CHURN_CONVERGE_SECONDS. The driver is churn.py (Python 3 stdlib); it starts nodesim, scheduler and
+# controller itself, because it SIGKILLs and restarts the last two.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
+exec python3 -u "$HERE/churn.py" "$@"
