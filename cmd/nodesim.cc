@@ -5,13 +5,10 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "common.h"
-#include "tephra/kube/config.h"
 #include "tephra/kube/log.h"
-#include "tephra/kube/signals.h"
-#include "tephra/kube/transport.h"
+#include "tephra/kube/manager.h"
 #include "tephra/nodesim/config.h"
 #include "tephra/nodesim/simulator.h"
 
@@ -38,11 +35,6 @@ int Fail(const std::string& what) {
 }
 
 int Run(const NodesimFlags& f) {
-  kube::InstallStopSignals(
-      {std::chrono::milliseconds(static_cast<int64_t>(f.common.graceful_shutdown_seconds * 1000)), "nodesim"});
-  if (auto s = kube::log::Init(f.common.log_level, kube::log::Format::kLogfmt, "nodesim"); !s.ok()) {
-    return Fail(s.ToString());
-  }
   nodesim::SimConfig cfg;
   if (!f.config.empty()) {
     std::ifstream in(f.config);
@@ -61,20 +53,27 @@ int Run(const NodesimFlags& f) {
   if (!nodes.ok()) return Fail(nodes.status().message());
   if (nodes->empty()) return Fail("no nodes to simulate (set --nodes or --config)");
 
-  auto rc = kube::LoadConfig(f.common.kubeconfig, f.common.master);
-  if (!rc.ok()) return Fail(rc.status().ToString());
-  rc->qps = f.common.kube_api_qps;
-  rc->burst = f.common.kube_api_burst;
-  rc->user_agent = "tephra-nodesim";
-  auto client = kube::NewClient(*rc);
-  if (!client.ok()) return Fail(client.status().ToString());
+  kube::ManagerOptions mo;
+  mo.component = "nodesim";
+  mo.kubeconfig = f.common.kubeconfig;
+  mo.master = f.common.master;
+  mo.kube_api_qps = f.common.kube_api_qps;
+  mo.kube_api_burst = f.common.kube_api_burst;
+  mo.log_level = f.common.log_level;
+  mo.graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(f.common.graceful_shutdown_seconds * 1000));
+  mo.metrics_address = f.common.metrics_addr;  // off unless asked for
+  mo.health_address = f.common.health_addr;
+  auto created = kube::Manager::Create(std::move(mo));
+  if (!created.ok()) return Fail(created.status().ToString());
+  kube::Manager& mgr = **created;
+
   // Leases get their own client and limiter: one renewal per node per interval, with 50% headroom, so pod
   // traffic never delays liveness (each real kubelet has its own connection too).
-  kube::RestConfig hc = *rc;
-  hc.qps = f.heartbeat_qps > 0 ? f.heartbeat_qps
+  kube::ClientLimits hl;
+  hl.qps = f.heartbeat_qps > 0 ? f.heartbeat_qps
                                : std::max(5.0, 1.5 * static_cast<double>(nodes->size()) / f.lease_renew_seconds);
-  hc.burst = static_cast<int>(std::max(10.0, hc.qps));
-  auto heartbeat = kube::NewClient(hc);
+  hl.burst = static_cast<int>(std::max(10.0, hl.qps));
+  auto heartbeat = mgr.ClientFor("heartbeat", hl);
   if (!heartbeat.ok()) return Fail(heartbeat.status().ToString());
 
   nodesim::SimulatorOptions o;
@@ -84,18 +83,29 @@ int Run(const NodesimFlags& f) {
   o.lease_duration_seconds = f.lease_duration_seconds;
   o.node_status_interval = std::chrono::milliseconds(static_cast<int64_t>(f.node_status_seconds * 1000));
   o.max_grace_seconds = f.max_grace_seconds;
+  nodesim::Simulator sim(mgr.client(), *heartbeat, std::move(*nodes), o);
 
-  nodesim::Simulator sim(*client, *heartbeat, std::move(*nodes), o);
-  if (auto s = sim.Start(); !s.ok()) return Fail(s.ToString());
-  kube::log::Info("nodesim running").Kv("heartbeat_qps", hc.qps).Kv("qps", rc->qps);
+  auto& reg = mgr.registry();
+  auto* writes = &reg.AddCounter("tephra_nodesim_writes_total", "API writes by the node simulator, by kind", {"kind"});
+  auto* write_errors = reg.AddCounter("tephra_nodesim_write_errors_total", "Failed API writes by the node simulator").With({});
+  auto* registered = reg.AddGauge("tephra_nodesim_registered_nodes", "Simulated nodes registered").With({});
+  auto* tracked = reg.AddGauge("tephra_nodesim_tracked_pods", "Pods bound to simulated nodes and tracked").With({});
+  mgr.AddCollector([&] {
+    const auto& st = sim.stats();
+    writes->With({"pod_status"})->SetTotal(static_cast<double>(st.pod_status_writes.load()));
+    writes->With({"pod_delete"})->SetTotal(static_cast<double>(st.pod_deletes.load()));
+    writes->With({"lease_renewal"})->SetTotal(static_cast<double>(st.lease_renewals.load()));
+    writes->With({"node_create"})->SetTotal(static_cast<double>(st.nodes_created.load()));
+    write_errors->SetTotal(static_cast<double>(st.write_errors.load()));
+    registered->Set(static_cast<double>(sim.RegisteredNodes()));
+    tracked->Set(static_cast<double>(sim.TrackedPods()));
+  });
 
-  std::atomic<bool> done{false};
-  std::thread reporter([&] {
-    auto next = std::chrono::steady_clock::now();
-    while (!done.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      if (f.stats_seconds <= 0 || std::chrono::steady_clock::now() < next) continue;
-      next += std::chrono::milliseconds(static_cast<int64_t>(f.stats_seconds * 1000));
+  mgr.Add(kube::MakeRunnable("simulator", /*needs_leader_election=*/false, [&](std::stop_token stop) {
+    TEPHRA_RETURN_IF_ERROR(sim.Start());
+    kube::log::Info("nodesim running").Kv("heartbeat_qps", hl.qps).Kv("qps", f.common.kube_api_qps);
+    const auto period = std::chrono::milliseconds(static_cast<int64_t>(std::max(0.0, f.stats_seconds) * 1000));
+    while (!kube::SleepUnlessStopped(stop, f.stats_seconds > 0 ? period : std::chrono::hours(1))) {
       const auto& st = sim.stats();
       kube::log::Info("nodesim stats")
           .Kv("registered", sim.RegisteredNodes())
@@ -107,14 +117,10 @@ int Run(const NodesimFlags& f) {
           .Kv("lease_renewals", st.lease_renewals.load())
           .Kv("write_errors", st.write_errors.load());
     }
-  });
-  while (!kube::WaitForStop(std::chrono::seconds(1))) {
-  }
-  kube::log::Info("nodesim stopping").Kv("signal", kube::StopSignal());
-  done = true;
-  reporter.join();
-  sim.Stop();
-  return 0;
+    sim.Stop();
+    return core::Status::OK();
+  }));
+  return mgr.Run();
 }
 
 }  // namespace

@@ -17,21 +17,15 @@
 #include "tephra/api/batch.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/api/scheduling.h"
-#include "tephra/kube/config.h"
 #include "tephra/kube/controller.h"
 #include "tephra/kube/events.h"
-#include "tephra/kube/http_server.h"
 #include "tephra/kube/informer.h"
 #include "tephra/kube/keygen.h"
-#include "tephra/kube/leader_election.h"
 #include "tephra/kube/log.h"
-#include "tephra/kube/signals.h"
+#include "tephra/kube/manager.h"
 #include "tephra/kube/metrics.h"
 
 namespace tephra::reconcilers::manager {
-
-// client_factory.cc
-core::StatusOr<kube::ClientPtr> NewManagerClient(const kube::RestConfig& cfg);
 
 namespace {
 
@@ -44,19 +38,17 @@ constexpr const char* kLockName = "vc-controller-manager";
 // source.component of our Events, as Volcano's controllers report it.
 constexpr const char* kEventComponent = "vc-controller-manager";
 
-// Everything that runs while leading. Members are declared in dependency order: informers (factory) are
-// stopped explicitly before the controllers their handlers enqueue into are destroyed.
-class Manager {
+// Everything that runs while leading (the "controllers" runnable). The informers live in the process's
+// shared factory; Stop() stops them before the controllers their handlers enqueue into are destroyed.
+class Controllers {
  public:
-  Manager(const ManagerOptions& o, kube::ClientPtr client, std::set<std::string> enabled)
-      : o_(o), client_(std::move(client)), enabled_(std::move(enabled)), factory_(client_) {}
+  Controllers(const ManagerOptions& o, kube::ClientPtr client, std::set<std::string> enabled,
+              kube::SharedInformerFactory& factory, kube::EventRecorder& recorder)
+      : o_(o), client_(std::move(client)), enabled_(std::move(enabled)), factory_(factory), recorder_(&recorder) {}
 
-  ~Manager() { Stop(); }
+  ~Controllers() { Stop(); }
 
   core::Status Build() {
-    kube::EventRecorderOptions ro;
-    ro.component = kEventComponent;
-    recorder_ = std::make_unique<kube::EventRecorder>(client_, std::move(ro));
     if (enabled_.count(kJobController)) BuildJob();
     if (enabled_.count(kQueueController)) BuildQueue();
     if (enabled_.count(kPodGroupController)) BuildPodGroup();
@@ -67,11 +59,11 @@ class Manager {
     return core::Status::OK();
   }
 
-  // Starts informers; returns once synced (true) or when a signal arrived (false).
-  bool StartAndSync() {
+  // Starts informers; returns once synced (true) or when stopping (false).
+  bool StartAndSync(const std::stop_token& stop) {
     factory_.StartAll();
     auto last_log = Clock::now();
-    while (!kube::StopRequested()) {
+    while (!stop.stop_requested()) {
       if (factory_.WaitForSync(Clock::now() + std::chrono::milliseconds(500))) return true;
       if (Clock::now() - last_log > std::chrono::seconds(10)) {
         log::Warn("informer caches not synced yet (are the Volcano CRDs installed?)");
@@ -94,7 +86,6 @@ class Manager {
     stopped_ = true;
     for (auto& c : controllers_) c->Stop();  // drains in-flight reconciles
     factory_.StopAll();
-    if (recorder_) recorder_->Shutdown();
   }
 
  private:
@@ -112,7 +103,7 @@ class Manager {
     jo.pod_groups = pgs.get();
     jo.queues = queues.get();
     jo.priority_classes = pcs.get();
-    jo.recorder = recorder_.get();
+    jo.recorder = recorder_;
     jo.key_generator = kube::NewOpenSslKeyGenerator();
     job_ = std::make_unique<job::JobReconciler>(std::move(jo));
     kube::ControllerOptions co;
@@ -135,7 +126,7 @@ class Manager {
     qo.client = client_;
     qo.queues = queues.get();
     qo.pod_groups = pgs.get();
-    qo.recorder = recorder_.get();
+    qo.recorder = recorder_;
     queue_ = std::make_unique<queue::QueueReconciler>(std::move(qo));
     kube::ControllerOptions co;
     co.name = kQueueController;
@@ -173,7 +164,7 @@ class Manager {
     fo.flows = factory_.For<api::JobFlow>().get();
     fo.templates = factory_.For<api::JobTemplate>().get();
     fo.jobs = jobs.get();
-    fo.recorder = recorder_.get();
+    fo.recorder = recorder_;
     jobflow_ = std::make_unique<jobflow::JobFlowReconciler>(std::move(fo));
     kube::ControllerOptions co;
     co.name = kJobFlowController;
@@ -206,7 +197,7 @@ class Manager {
     if (job_) {
       job::JobReconciler* rec = job_.get();
       kube::Controller* jc = job_controller_;
-      kube::EventRecorder* recorder = recorder_.get();
+      kube::EventRecorder* recorder = recorder_;
       auto jobs = factory_.For<api::Job>();
       co.to_job = [rec, jc, recorder, jobs](const std::string& key, const api::Command& cmd) {
         job::Request r;
@@ -237,7 +228,8 @@ class Manager {
   const ManagerOptions& o_;
   kube::ClientPtr client_;
   std::set<std::string> enabled_;
-  std::unique_ptr<kube::EventRecorder> recorder_;
+  kube::SharedInformerFactory& factory_;
+  kube::EventRecorder* recorder_;
   std::unique_ptr<job::JobReconciler> job_;
   std::unique_ptr<queue::QueueReconciler> queue_;
   std::unique_ptr<command::CommandReconciler> command_;
@@ -246,22 +238,8 @@ class Manager {
   std::unique_ptr<jobflow::JobTemplateReconciler> jobtemplate_;
   kube::Controller* job_controller_ = nullptr;
   std::vector<std::unique_ptr<kube::Controller>> controllers_;
-  // Last: destroyed first, so no informer thread outlives the controllers it enqueues into.
-  kube::SharedInformerFactory factory_;
   bool stopped_ = false;
 };
-
-bool AddressOn(const std::string& a) { return !a.empty() && a != "0"; }
-
-// The Lease lives in --lock-object-namespace, which a fresh cluster may not have yet (Volcano's Helm chart
-// creates volcano-system). Creating it is best effort: without the right, leader election reports the error.
-void EnsureNamespace(kube::Client& client, const std::string& ns) {
-  if (client.Raw("GET", "/api/v1/namespaces/" + ns, nullptr).ok()) return;
-  api::json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
-  auto r = client.Raw("POST", "/api/v1/namespaces", &body);
-  if (!r.ok() && !core::IsAlreadyExists(r.status()))
-    log::Warn("cannot create the leader-election namespace").Kv("namespace", ns).Kv("error", r.status());
-}
 
 }  // namespace
 
@@ -324,144 +302,54 @@ core::Status ValidateOptions(const ManagerOptions& o) {
 }
 
 int RunControllerManager(const ManagerOptions& o) {
-  if (auto s = log::Init(o.log_level, log::Format::kLogfmt, "controller"); !s.ok()) {
-    std::fprintf(stderr, "tephra controller: %s\n", s.ToString().c_str());
-    return 2;
-  }
   if (auto s = ValidateOptions(o); !s.ok()) {
     std::fprintf(stderr, "tephra controller: %s\n", s.ToString().c_str());
     return 2;
   }
   auto enabled = *ResolveControllers(o.controllers);
-  kube::InstallStopSignals({o.graceful_shutdown, "controller"});
 
-  auto rc = kube::LoadConfig(o.kubeconfig, o.master);
-  if (!rc.ok()) {
-    log::Error("cannot load kubeconfig").Kv("error", rc.status());
+  kube::ManagerOptions mo;
+  mo.component = "controller";
+  mo.kubeconfig = o.kubeconfig;
+  mo.master = o.master;
+  mo.kube_api_qps = o.kube_api_qps;
+  mo.kube_api_burst = o.kube_api_burst;
+  mo.log_level = o.log_level;
+  mo.graceful_shutdown = o.graceful_shutdown;
+  mo.metrics_address = o.metrics_address;
+  mo.health_address = o.health_address;
+  mo.leader_elect = o.leader_elect;
+  mo.lock_namespace = o.lock_object_namespace;
+  mo.lock_name = kLockName;
+  mo.leader_metric = "tephra_controller_is_leader";
+  mo.ensure_lock_namespace = true;
+  auto created = kube::Manager::Create(std::move(mo));
+  if (!created.ok()) {
+    std::fprintf(stderr, "tephra controller: %s\n", created.status().ToString().c_str());
     return 2;
   }
-  rc->qps = o.kube_api_qps;
-  rc->burst = o.kube_api_burst;
-  rc->user_agent = "tephra-controller";
-  auto client_or = NewManagerClient(*rc);
-  if (!client_or.ok()) {
-    log::Error("cannot create API client").Kv("error", client_or.status());
-    return 2;
-  }
-  kube::ClientPtr client = *client_or;
-  // Leader election on a client of its own (own limiter and connections): a burst of reconciles using the
-  // whole --kube-api-qps must never delay a lease renewal until the lease is lost.
-  kube::RestConfig lrc = *rc;
-  lrc.qps = 5;
-  lrc.burst = 10;
-  lrc.user_agent = "tephra-controller/leader-election";
-  auto lease_client_or = NewManagerClient(lrc);
-  if (!lease_client_or.ok()) {
-    log::Error("cannot create API client").Kv("error", lease_client_or.status());
-    return 2;
-  }
-  auto& reg = kube::metrics::Registry::Default();
-  auto* leader_gauge = reg.AddGauge("tephra_controller_is_leader", "1 while this replica holds the controller-manager lease").With({});
+  kube::Manager& mgr = **created;
 
-  // ---- health and metrics (served before leadership, so standbys answer probes too)
-  std::atomic<bool> synced{false}, leading{false}, lost{false};
-  std::vector<kube::ReadinessCheck> checks = {{"informers-synced", [&] { return synced.load(); }},
-                                              {"leadership", [&] { return !lost.load(); }}};
-  kube::HttpServer metrics_srv, health_srv;
-  if (AddressOn(o.metrics_address)) {
-    kube::InstallStandardEndpoints(metrics_srv, reg, checks);
-    if (auto s = metrics_srv.Start(o.metrics_address); !s.ok()) {
-      log::Error("cannot serve metrics").Kv("address", o.metrics_address).Kv("error", s);
-      return 2;
-    }
-  }
-  if (AddressOn(o.health_address) && o.health_address != o.metrics_address) {
-    kube::InstallStandardEndpoints(health_srv, reg, checks);
-    if (auto s = health_srv.Start(o.health_address); !s.ok()) {
-      log::Error("cannot serve health").Kv("address", o.health_address).Kv("error", s);
-      return 2;
-    }
-  }
-
-  // ---- leader election
-  std::unique_ptr<kube::LeaderElector> elector;
-  std::thread elector_thread;
-  auto stop_elector = [&] {
-    if (!elector) return;
-    elector->Stop();  // releases the lease when leading
-    if (elector_thread.joinable()) elector_thread.join();
-  };
-  if (o.leader_elect) {
-    EnsureNamespace(*client, o.lock_object_namespace);
-    kube::LeaderElectionConfig lc;
-    lc.lock_namespace = o.lock_object_namespace;
-    lc.lock_name = kLockName;
-    lc.on_started_leading = [&] {
-      leading = true;
-      leader_gauge->Set(1);
-    };
-    lc.on_stopped_leading = [&] {
-      if (leading) lost = true;
-      leader_gauge->Set(0);
-    };
-    auto el = kube::LeaderElector::Create(*lease_client_or, lc);
-    if (!el.ok()) {
-      log::Error("leader election").Kv("error", el.status());
-      return 2;
-    }
-    elector = std::move(*el);
-    elector_thread = std::thread([&] { elector->Run(); });
-    log::Info("waiting for leadership")
-        .Kv("lease", lc.lock_namespace + "/" + lc.lock_name)
-        .Kv("identity", elector->identity());
-    while (!leading && !kube::WaitForStop(std::chrono::milliseconds(100))) {
-    }
-    if (!leading) {
-      stop_elector();
-      return 0;
-    }
-  } else {
-    leading = true;
-    leader_gauge->Set(1);
-  }
-
-  // ---- controllers
-  int exit_code = 0;
-  {
-    Manager m(o, client, enabled);
-    if (auto s = m.Build(); !s.ok()) {
-      log::Error("cannot build controllers").Kv("error", s);
-      stop_elector();
-      return 2;
-    }
+  std::atomic<bool> synced{false};
+  mgr.AddReadinessCheck("informers-synced", [&] { return synced.load(); });
+  mgr.Add(kube::MakeRunnable("controllers", /*needs_leader_election=*/true, [&](std::stop_token stop) {
+    Controllers c(o, mgr.client(), enabled, mgr.informers(), mgr.events(kEventComponent));
+    TEPHRA_RETURN_IF_ERROR(c.Build().Annotate("building controllers"));
     std::string names;
     for (const auto& n : enabled) names += (names.empty() ? "" : ",") + n;
     log::Info("waiting for informer caches").Kv("controllers", names);
-    if (m.StartAndSync()) {
+    if (c.StartAndSync(stop)) {
       synced = true;
-      if (auto s = m.StartControllers(); !s.ok()) {
-        log::Error("cannot start controllers").Kv("error", s);
-        exit_code = 2;
-      } else {
-        log::Info("controller-manager running").Kv("controllers", names);
-        while (!lost && !kube::WaitForStop(std::chrono::milliseconds(100))) {
-        }
+      TEPHRA_RETURN_IF_ERROR(c.StartControllers().Annotate("starting controllers"));
+      log::Info("controller-manager running").Kv("controllers", names);
+      while (!kube::SleepUnlessStopped(stop, std::chrono::seconds(1))) {
       }
     }
-    if (lost) {
-      // Another replica may take over once the lease expires: stop (in-flight reconciles finish, no new
-      // key is taken) and exit, like client-go controllers.
-      log::Error("leader election lost; exiting");
-      exit_code = 1;
-    } else if (kube::StopRequested()) {
-      log::Info("shutting down").Kv("signal", kube::StopSignal());
-    }
-    m.Stop();
-  }
-  stop_elector();
-  metrics_srv.Stop();
-  health_srv.Stop();
-  return exit_code;
+    // In-flight reconciles finish, no new key is taken; then the informers stop.
+    c.Stop();
+    return core::Status::OK();
+  }));
+  return mgr.Run();
 }
 
 }  // namespace tephra::reconcilers::manager

@@ -1,5 +1,7 @@
 #include "tephra/scheduler/evictor.h"
 
+#include <algorithm>
+
 #include "tephra/api/core_v1.h"
 
 namespace tephra::scheduler {
@@ -14,40 +16,117 @@ std::string EvictMessage(const sched::EvictDecision& d) {
 Evictor::Evictor(kube::ClientPtr client, EventSink events, std::chrono::seconds remember)
     : client_(std::move(client)), events_(std::move(events)), remember_(remember) {}
 
-EvictOutcome Evictor::Execute(const std::vector<sched::EvictDecision>& decisions,
-                              std::chrono::steady_clock::time_point now) {
-  EvictOutcome out;
+Evictor::~Evictor() { Stop(); }
+
+void Evictor::Forget(std::chrono::steady_clock::time_point now) {
   for (auto it = deleted_.begin(); it != deleted_.end();) {
     if (now - it->second > remember_) it = deleted_.erase(it);
     else ++it;
   }
-  for (const auto& d : decisions) {
-    if (deleted_.count(d.task_uid)) {
-      ++out.duplicates;
-      continue;
-    }
-    kube::DeleteOptions opts;
-    opts.precondition_uid = d.task_uid;  // never a re-created pod that reuses the name
-    core::Status s = client_->Delete(api::Pod::Resource(), d.ns, d.name, opts);
-    // NotFound: already gone. Conflict on the UID precondition: the pod we meant is gone too.
-    if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s)) {
-      out.failed_uids.push_back(d.task_uid);
-      continue;
-    }
-    deleted_[d.task_uid] = now;
-    ++out.deleted;
-    if (!s.ok()) continue;  // nothing was evicted by us: no Event
-    const std::string msg = EvictMessage(d);
-    if (events_) {
-      events_({"Pod", d.ns, d.name, d.task_uid, "Warning", "Evict", msg});
-      if (!d.job.empty()) {
-        auto slash = d.job.find('/');
-        if (slash != std::string::npos)
-          events_({"PodGroup", d.job.substr(0, slash), d.job.substr(slash + 1), "", "Warning", "Evict", msg});
-      }
+}
+
+size_t Evictor::remembered() const {
+  std::lock_guard l(mu_);
+  return deleted_.size();
+}
+
+EvictOutcome Evictor::Execute(const std::vector<sched::EvictDecision>& decisions,
+                              std::chrono::steady_clock::time_point now) {
+  EvictOutcome out;
+  {
+    std::lock_guard l(mu_);
+    Forget(now);
+  }
+  for (const auto& d : decisions) ExecuteOne(d, now, &out);
+  return out;
+}
+
+void Evictor::ExecuteOne(const sched::EvictDecision& d, std::chrono::steady_clock::time_point now, EvictOutcome* out) {
+  {
+    std::lock_guard l(mu_);
+    Forget(now);
+    // Claimed before the call, so two workers never delete (and report) the same victim.
+    if (!deleted_.emplace(d.task_uid, now).second) {
+      ++out->duplicates;
+      return;
     }
   }
-  return out;
+  kube::DeleteOptions opts;
+  opts.precondition_uid = d.task_uid;  // never a re-created pod that reuses the name
+  core::Status s = client_->Delete(api::Pod::Resource(), d.ns, d.name, opts);
+  // NotFound: already gone. Conflict on the UID precondition: the pod we meant is gone too.
+  if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s)) {
+    std::lock_guard l(mu_);
+    deleted_.erase(d.task_uid);
+    out->failed_uids.push_back(d.task_uid);
+    return;
+  }
+  ++out->deleted;
+  if (!s.ok()) return;  // nothing was evicted by us: no Event
+  const std::string msg = EvictMessage(d);
+  if (events_) {
+    events_({"Pod", d.ns, d.name, d.task_uid, "Warning", "Evict", msg});
+    if (!d.job.empty()) {
+      auto slash = d.job.find('/');
+      if (slash != std::string::npos)
+        events_({"PodGroup", d.job.substr(0, slash), d.job.substr(slash + 1), "", "Warning", "Evict", msg});
+    }
+  }
+}
+
+void Evictor::Start(int workers, std::function<void(const EvictOutcome&)> on_done) {
+  std::lock_guard l(mu_);
+  on_done_ = std::move(on_done);
+  for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { Worker(); });
+}
+
+void Evictor::Submit(std::vector<sched::EvictDecision> decisions) {
+  {
+    std::lock_guard l(mu_);
+    if (stopping_) return;
+    for (auto& d : decisions) queue_.push_back(std::move(d));
+  }
+  cv_.notify_all();
+}
+
+void Evictor::Worker() {
+  while (true) {
+    sched::EvictDecision d;
+    {
+      std::unique_lock l(mu_);
+      cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      d = std::move(queue_.front());
+      queue_.pop_front();
+      ++in_flight_;
+    }
+    EvictOutcome out;
+    ExecuteOne(d, std::chrono::steady_clock::now(), &out);
+    if (on_done_) on_done_(out);
+    {
+      std::lock_guard l(mu_);
+      --in_flight_;
+    }
+    idle_cv_.notify_all();
+  }
+}
+
+bool Evictor::WaitIdle(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock l(mu_);
+  return idle_cv_.wait_until(l, deadline, [&] { return queue_.empty() && in_flight_ == 0; });
+}
+
+void Evictor::Stop() {
+  std::vector<std::thread> ts;
+  {
+    std::lock_guard l(mu_);
+    stopping_ = true;
+    queue_.clear();
+    ts.swap(threads_);
+  }
+  cv_.notify_all();
+  idle_cv_.notify_all();
+  for (auto& t : ts) t.join();
 }
 
 }  // namespace tephra::scheduler

@@ -33,14 +33,9 @@ const json* Field(const json& obj, std::string_view key) {
 
 ExtenderReply BadRequest(const std::string& what) { return {400, "bad extender request: " + what + "\n"}; }
 
-struct Args {
-  api::Pod pod;
-  bool by_names = false;         // NodeNames given (nodeCacheCapable); else Nodes
-  std::vector<std::string> names;
-  json nodes;                    // the request's NodeList (echoed back, filtered) when !by_names
-};
+}  // namespace
 
-core::StatusOr<Args> ParseArgs(const std::string& body) {
+core::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body) {
   json j;
   try {
     j = json::parse(body);
@@ -48,7 +43,7 @@ core::StatusOr<Args> ParseArgs(const std::string& body) {
     return core::InvalidArgumentError(std::string("body is not JSON: ") + e.what());
   }
   if (!j.is_object()) return core::InvalidArgumentError("ExtenderArgs must be a JSON object");
-  Args a;
+  ExtenderArgs a;
   const json* pod = Field(j, "Pod");
   if (!pod || !pod->is_object()) return core::InvalidArgumentError("ExtenderArgs.Pod is missing or not an object");
   if (auto s = api::Decode(*pod, &a.pod); !s.ok()) return s.Annotate("ExtenderArgs.Pod");
@@ -80,6 +75,8 @@ core::StatusOr<Args> ParseArgs(const std::string& body) {
   }
   return a;
 }
+
+namespace {
 
 // The pod as the core sees it. The job is not set (the pod is kube-scheduler's, not a task of a Tephra
 // gang); pods=1 is what ClusterState would add on UpsertPod.
@@ -139,57 +136,61 @@ core::Status Extender::UpdateConf(const sched::SchedulerConf& conf) {
   return core::Status::OK();
 }
 
-ExtenderReply Extender::Filter(sched::ClusterState& state, const std::string& body) {
-  auto args = ParseArgs(body);
-  if (!args.ok()) return BadRequest(args.status().message());
-  const sched::TaskInfo t = TaskOf(args->pod, state);
-  const std::string gang = GangBlock(args->pod, state);
+FilterVerdict Extender::Filter(sched::ClusterState& state, const ExtenderArgs& args) {
+  const sched::TaskInfo t = TaskOf(args.pod, state);
+  const std::string gang = GangBlock(args.pod, state);
 
   sched::CycleResult scratch;  // plugins may record into it; an extender call has no cycle output
   sched::Session ssn(&state, &conf_, &plugins_, sched::WallTime{}, nullptr, &scratch);
   ssn.Open();
-  std::vector<std::string> passed;
-  json failed = json::object(), unresolvable = json::object();
-  for (const auto& name : args->names) {
+  FilterVerdict v;
+  for (const auto& name : args.names) {
     const sched::NodeInfo* n = state.FindNode(name);
     if (!n) {
-      failed[name] = "node(s) unknown to the Tephra scheduler (not in its cache yet)";
+      v.failed.emplace_back(name, "node(s) unknown to the Tephra scheduler (not in its cache yet)");
       continue;
     }
     if (!gang.empty()) {
-      unresolvable[name] = gang;
+      v.unresolvable.emplace_back(name, gang);
       continue;
     }
     // Static predicates (affinity, taints, readiness) cannot be fixed by preempting pods: unresolvable.
     // Resource shortage and anti-affinity with running pods can: plain failures.
     if (std::string r = ssn.StaticPredicate(t, *n); !r.empty()) {
-      unresolvable[name] = r;
+      v.unresolvable.emplace_back(name, std::move(r));
     } else if (std::string r2 = ResourceReason(t, *n, state.resources()); !r2.empty()) {
-      failed[name] = r2;
+      v.failed.emplace_back(name, std::move(r2));
     } else if (std::string r3 = ssn.DynamicPredicate(t, *n); !r3.empty()) {
-      failed[name] = r3;
+      v.failed.emplace_back(name, std::move(r3));
     } else {
-      passed.push_back(name);
+      v.passed.push_back(name);
     }
   }
   ssn.Close();
+  return v;
+}
 
+ExtenderReply EncodeFilterResult(ExtenderArgs args, const FilterVerdict& v) {
   // Unresolvable nodes are listed in FailedNodes too: kube-scheduler releases that predate
   // FailedAndUnresolvableNodes (it is ignored there) still show the reason; newer ones let it take precedence.
-  json all_failed = failed;
-  for (auto it = unresolvable.begin(); it != unresolvable.end(); ++it) all_failed[it.key()] = it.value();
-  json out = {{"FailedNodes", all_failed}, {"FailedAndUnresolvableNodes", unresolvable}, {"Error", ""}};
-  if (args->by_names) {
-    out["NodeNames"] = passed;
+  json failed = json::object(), unresolvable = json::object();
+  for (const auto& [n, r] : v.failed) failed[n] = r;
+  for (const auto& [n, r] : v.unresolvable) {
+    unresolvable[n] = r;
+    failed[n] = r;
+  }
+  json out = {{"FailedNodes", std::move(failed)}, {"FailedAndUnresolvableNodes", std::move(unresolvable)}, {"Error", ""}};
+  if (args.by_names) {
+    out["NodeNames"] = v.passed;
   } else {
     // Echo the caller's NodeList with only the passing items (kube-scheduler maps them back by name).
-    json nodes = args->nodes;
+    json nodes = std::move(args.nodes);
     json* items = nullptr;
     for (auto it = nodes.begin(); it != nodes.end(); ++it)
       if (std::string k = it.key(); k.size() == 5 && (k == "items" || k == "Items")) items = &it.value();
     json kept = json::array();
     if (items && items->is_array()) {
-      std::set<std::string> ok(passed.begin(), passed.end());
+      std::set<std::string> ok(v.passed.begin(), v.passed.end());
       for (auto& item : *items) {
         const json* meta = Field(item, "metadata");
         const json* nm = meta ? Field(*meta, "name") : nullptr;
@@ -202,40 +203,51 @@ ExtenderReply Extender::Filter(sched::ClusterState& state, const std::string& bo
   return {200, out.dump()};
 }
 
-ExtenderReply Extender::Prioritize(sched::ClusterState& state, const std::string& body) {
-  auto args = ParseArgs(body);
+ExtenderReply Extender::Filter(sched::ClusterState& state, const std::string& body) {
+  auto args = ParseExtenderArgs(body);
   if (!args.ok()) return BadRequest(args.status().message());
-  const sched::TaskInfo t = TaskOf(args->pod, state);
+  FilterVerdict v = Filter(state, *args);
+  return EncodeFilterResult(std::move(*args), v);
+}
 
+std::vector<double> Extender::Prioritize(sched::ClusterState& state, const ExtenderArgs& args) {
+  const sched::TaskInfo t = TaskOf(args.pod, state);
   sched::CycleResult scratch;
   sched::Session ssn(&state, &conf_, &plugins_, sched::WallTime{}, nullptr, &scratch);
   ssn.Open();
-  std::vector<double> raw(args->names.size(), 0);
-  std::vector<bool> known(args->names.size(), false);
-  double lo = 0, hi = 0;
-  bool any = false;
-  for (size_t i = 0; i < args->names.size(); ++i) {
-    const sched::NodeInfo* n = state.FindNode(args->names[i]);
-    if (!n) continue;
-    raw[i] = ssn.NodeScore(t, *n);
-    known[i] = true;
-    lo = any ? std::min(lo, raw[i]) : raw[i];
-    hi = any ? std::max(hi, raw[i]) : raw[i];
-    any = true;
-  }
+  std::vector<double> raw(args.names.size(), std::nan(""));
+  for (size_t i = 0; i < args.names.size(); ++i)
+    if (const sched::NodeInfo* n = state.FindNode(args.names[i])) raw[i] = ssn.NodeScore(t, *n);
   ssn.Close();
+  return raw;
+}
 
+ExtenderReply EncodePrioritizeResult(const ExtenderArgs& args, const std::vector<double>& raw) {
   // Min-max scaling to 0..10: Tephra's raw scores are sums of 0..100-per-plugin terms whose absolute level
   // says little (binpack on a half-full cluster scores every node around 50); what kube-scheduler needs is
   // the order and spacing, so the best node gets 10 and the worst 0. All equal (or unknown) -> 0: no
   // preference, kube-scheduler's own scores decide.
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (double r : raw) {
+    if (std::isnan(r)) continue;
+    lo = any ? std::min(lo, r) : r;
+    hi = any ? std::max(hi, r) : r;
+    any = true;
+  }
   json out = json::array();
-  for (size_t i = 0; i < args->names.size(); ++i) {
+  for (size_t i = 0; i < args.names.size(); ++i) {
     int64_t score = 0;
-    if (known[i] && hi > lo) score = std::llround(kMaxExtenderPriority * (raw[i] - lo) / (hi - lo));
-    out.push_back({{"Host", args->names[i]}, {"Score", score}});
+    if (i < raw.size() && !std::isnan(raw[i]) && hi > lo) score = std::llround(kMaxExtenderPriority * (raw[i] - lo) / (hi - lo));
+    out.push_back({{"Host", args.names[i]}, {"Score", score}});
   }
   return {200, out.dump()};
+}
+
+ExtenderReply Extender::Prioritize(sched::ClusterState& state, const std::string& body) {
+  auto args = ParseExtenderArgs(body);
+  if (!args.ok()) return BadRequest(args.status().message());
+  return EncodePrioritizeResult(*args, Prioritize(state, *args));
 }
 
 core::StatusOr<ExtenderBinding> ParseBindingArgs(const std::string& body) {
@@ -288,15 +300,21 @@ void InstallExtenderEndpoints(kube::HttpServer& server, const std::string& prefi
     return kube::ServerResponse{r.http_status, r.http_status == 200 ? "application/json" : "text/plain; charset=utf-8",
                                 r.body};
   };
+  // JSON is parsed and written on the server's thread; only the evaluation runs with the state (on the
+  // scheduler's state thread), so a large request never holds up the scheduler.
   server.HandlePost(p + "/filter", [=](const kube::ServerRequest& req) {
-    ExtenderReply r;
-    with_state([&](sched::ClusterState& st) { r = extender->Filter(st, req.body); });
-    return respond(r);
+    auto args = ParseExtenderArgs(req.body);
+    if (!args.ok()) return respond(BadRequest(args.status().message()));
+    FilterVerdict v;
+    with_state([&](sched::ClusterState& st) { v = extender->Filter(st, *args); });
+    return respond(EncodeFilterResult(std::move(*args), v));
   });
   server.HandlePost(p + "/prioritize", [=](const kube::ServerRequest& req) {
-    ExtenderReply r;
-    with_state([&](sched::ClusterState& st) { r = extender->Prioritize(st, req.body); });
-    return respond(r);
+    auto args = ParseExtenderArgs(req.body);
+    if (!args.ok()) return respond(BadRequest(args.status().message()));
+    std::vector<double> raw;
+    with_state([&](sched::ClusterState& st) { raw = extender->Prioritize(st, *args); });
+    return respond(EncodePrioritizeResult(*args, raw));
   });
   server.HandlePost(p + "/bind", [=](const kube::ServerRequest& req) {
     // No scheduler state is involved: the informer records the binding like any other pod update.

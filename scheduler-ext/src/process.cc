@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <variant>
 
 #include "tephra/api/core_v1.h"
 #include "tephra/api/labels.h"
@@ -13,12 +14,10 @@
 #include "tephra/core/clock.h"
 #include "tephra/kube/config.h"
 #include "tephra/kube/http_server.h"
-#include "tephra/kube/leader_election.h"
 #include "tephra/kube/informer.h"
 #include "tephra/kube/log.h"
 #include "tephra/kube/metrics.h"
-#include "tephra/kube/signals.h"
-#include "tephra/kube/transport.h"
+#include "tephra/kube/manager.h"
 #include "tephra/sched/scheduler.h"
 #include "tephra/scheduler/binder.h"
 #include "tephra/scheduler/conf.h"
@@ -91,9 +90,12 @@ struct Metrics {
   metrics::Counter* cycles;
   metrics::CounterFamily* conf_reloads;
   metrics::Gauge* conf_ok;
-  metrics::Gauge* leader;
   metrics::Gauge* pending_binds;
   metrics::Counter* early_cycles;
+  metrics::Histogram* event_apply;
+  metrics::Gauge* inbox_depth;
+  metrics::CounterFamily* status_writes;
+  metrics::CounterFamily* evictions;
 
   explicit Metrics(metrics::Registry& r) {
     const auto ms = metrics::ExponentialBuckets(1, 2, 13);  // 1 ms .. 4 s, like Volcano's 1-5000 ms
@@ -118,8 +120,14 @@ struct Metrics {
     conf_ok = r.AddGauge("tephra_scheduler_conf_last_reload_successful", "1 when the last reload of --scheduler-conf was accepted").With({});
     early_cycles = r.AddCounter("tephra_scheduler_early_cycles_total",
                                 "Cycles started before --schedule-period by a relevant change").With({});
-    leader = r.AddGauge("tephra_scheduler_is_leader", "1 while this replica holds the scheduler lease").With({});
     pending_binds = r.AddGauge("tephra_scheduler_binds_in_flight", "Binds queued or in flight").With({});
+    event_apply = r.AddHistogram("tephra_scheduler_event_apply_latency_milliseconds",
+                                 "From a watch event reaching the scheduler to its change applied to the scheduling state",
+                                 {}, metrics::ExponentialBuckets(0.25, 2, 14)).With({});
+    inbox_depth = r.AddGauge("tephra_scheduler_inbox_depth", "Changes waiting for the state thread").With({});
+    status_writes = &r.AddCounter("tephra_scheduler_status_writes_total",
+                                  "Status writes by the scheduler, by kind and result", {"kind", "result"});
+    evictions = &r.AddCounter("tephra_scheduler_evictions_total", "Victim deletions, by result", {"result"});
   }
 };
 
@@ -158,585 +166,716 @@ core::Status EnsureDefaultQueues(kube::Client& client, const std::string& defaul
   return core::Status::OK();
 }
 
-int RunScheduler(const SchedulerOptions& o) {
-  if (auto s = log::Init(o.log_level, log::Format::kLogfmt, "scheduler"); !s.ok()) {
-    std::fprintf(stderr, "tephra scheduler: %s\n", s.ToString().c_str());
-    return 2;
-  }
-  kube::InstallStopSignals({o.graceful_shutdown, "scheduler"});
-  core::RealClock clock;
+// ------------------------------------------------------------------------------------------ SchedulerProcess
 
-  // ---- configuration
-  std::vector<std::string> warnings;
-  sched::SchedulerConf conf = sched::SchedulerConf::Default();
-  if (!o.scheduler_conf.empty()) {
-    auto c = LoadSchedulerConfFile(o.scheduler_conf, &warnings);
-    if (!c.ok()) {
-      log::Error("invalid scheduler configuration").Kv("error", c.status());
-      return 2;
+class SchedulerProcess::Impl {
+ public:
+  Impl(const SchedulerOptions& o, SchedulerDeps d, sched::SchedulerConf conf, std::unique_ptr<sched::Scheduler> core)
+      : o_(o),
+        deps_(std::move(d)),
+        clock_(deps_.clock ? deps_.clock : &real_clock_),
+        reg_(deps_.registry ? *deps_.registry : metrics::Registry::Default()),
+        m_(reg_),
+        conf_(std::move(conf)),
+        core_(std::move(core)),
+        names_(o.scheduler_names.begin(), o.scheduler_names.end()) {
+    m_.conf_ok->Set(1);
+    if (!deps_.informers) {
+      own_factory_ = std::make_unique<kube::SharedInformerFactory>(deps_.client);
+      deps_.informers = own_factory_.get();
     }
-    conf = std::move(*c);
-  }
-  auto apply_core_flags = [&](sched::SchedulerConf* c) {
-    if (!o.topology_label_keys.empty()) c->core.topology_label_keys = o.topology_label_keys;
-    c->core.retry_unchanged_every_cycles = o.retry_unchanged_every_cycles;
-  };
-  apply_core_flags(&conf);
-  auto created = sched::Scheduler::Create(conf, sched::PluginRegistry::Builtin(), &clock, &warnings);
-  if (!created.ok()) {
-    log::Error("invalid scheduler configuration").Kv("error", created.status());
-    return 2;
-  }
-  std::unique_ptr<sched::Scheduler> core_sched = std::move(*created);
-  for (const auto& w : warnings) log::Warn("scheduler configuration").Kv("warning", w);
-  core_sched->state().set_options(conf.core);
-
-  // ---- clients: one for binds (its QPS/burst is the bind throttle), one for status and events, so a burst
-  // of events never delays binds.
-  auto rc = kube::LoadConfig(o.kubeconfig, o.master);
-  if (!rc.ok()) {
-    log::Error("cannot load kubeconfig").Kv("error", rc.status());
-    return 2;
-  }
-  rc->qps = o.kube_api_qps;
-  rc->burst = o.kube_api_burst;
-  rc->user_agent = "tephra-scheduler";
-  auto client_or = kube::NewClient(*rc);
-  auto status_client_or = kube::NewClient(*rc);
-  if (!client_or.ok() || !status_client_or.ok()) {
-    log::Error("cannot create API client").Kv("error", client_or.ok() ? status_client_or.status() : client_or.status());
-    return 2;
-  }
-  kube::ClientPtr client = *client_or;
-  kube::ClientPtr status_client = *status_client_or;
-  // Leader election gets a client of its own (own limiter, own connections), as kube-scheduler does: 64 bind
-  // workers saturating the bind client's QPS must never delay a lease renewal until the lease is lost.
-  kube::RestConfig lrc = *rc;
-  lrc.qps = 5;
-  lrc.burst = 10;
-  lrc.user_agent = "tephra-scheduler/leader-election";
-  auto lease_client_or = kube::NewClient(lrc);
-  if (!lease_client_or.ok()) {
-    log::Error("cannot create API client").Kv("error", lease_client_or.status());
-    return 2;
   }
 
-  auto& reg = metrics::Registry::Default();
-  Metrics m(reg);
-  m.conf_ok->Set(1);
+  ~Impl() { Stop(); }
 
-  std::mutex mu;  // guards core_sched (state + cycle) and creation_index
-
-  // Early-cycle trigger: informer callbacks that may make something placeable set `wake`; the loop starts
-  // the next cycle as soon as min_schedule_interval allows instead of waiting out the period.
-  std::mutex wake_mu;
-  std::condition_variable wake_cv;
-  bool wake = false;
-  auto poke = [&] {
+  core::Status Start();
+  bool WaitForSync(std::chrono::steady_clock::time_point deadline) const;
+  void SetLeading(bool leading) {
     {
-      std::lock_guard wl(wake_mu);
-      wake = true;
+      std::lock_guard l(inbox_mu_);
+      leading_ = leading;
+      wake_ = true;  // a new leader cycles at once
     }
-    wake_cv.notify_one();
-  };
-  const std::set<std::string> names(o.scheduler_names.begin(), o.scheduler_names.end());
+    inbox_cv_.notify_one();
+  }
+  void Drain(std::chrono::milliseconds d) {
+    const auto deadline = std::chrono::steady_clock::now() + d;
+    if (binder_) binder_->WaitIdle(deadline);
+    evictor_->WaitIdle(deadline);
+    writer_->WaitIdle(deadline);
+  }
+  void Stop();
+  void WithState(const std::function<void(sched::ClusterState&)>& fn);
+  core::Status ServeExtender(kube::HttpServer& server);
 
-  // ---- informers
+  std::atomic<bool> synced{false};
+  std::atomic<uint64_t> cycles{0};
+  std::atomic<int64_t> last_cycle_ms{0};
+  EventLatency Latency() const {
+    std::lock_guard l(lat_mu_);
+    return lat_;
+  }
+
+ private:
+  // One change for the state thread. `apply` runs there; `watch` marks informer events (their latency is
+  // the event-to-state metric); `poke` asks for an early cycle.
+  struct Delta {
+    std::chrono::steady_clock::time_point at;
+    bool watch = false;
+    bool poke = false;
+    std::function<void()> apply;
+  };
+
+  void Push(Delta d) {
+    {
+      std::lock_guard l(inbox_mu_);
+      inbox_.push_back(std::move(d));
+    }
+    inbox_cv_.notify_one();
+  }
+  void PushWatch(bool poke, std::function<void()> apply) {
+    Push({std::chrono::steady_clock::now(), true, poke, std::move(apply)});
+  }
+  // Conversions run on the watch threads against `conv_reg_`; the state thread copies newly interned
+  // resource names into the core's registry before applying anything, so both agree on every index.
+  void SyncResourcesLocked() {
+    auto& r = core_->state().resources();
+    while (r.size() < conv_reg_.size()) r.Intern(conv_reg_.Name(r.size()));
+  }
+  void RegisterHandlers();
+  void RunWithStateLocked(const std::function<void(sched::ClusterState&)>& fn);
+  void Loop();
+  void RunOneCycle();
+  void ReloadConfIfChanged();
+
+  SchedulerOptions o_;
+  SchedulerDeps deps_;
+  core::RealClock real_clock_;
+  const core::Clock* clock_;
+  metrics::Registry& reg_;
+  Metrics m_;
+  sched::SchedulerConf conf_;
+  std::unique_ptr<sched::Scheduler> core_;  // state thread only
+  const std::set<std::string> names_;
+  std::unique_ptr<kube::SharedInformerFactory> own_factory_;
+
+  std::mutex conv_mu_;  // guards conv_reg_
+  sched::ResourceRegistry conv_reg_;
+
+  std::mutex inbox_mu_;  // guards the inbox and the flags below
+  std::condition_variable inbox_cv_;
+  std::deque<Delta> inbox_;
+  bool leading_ = false;
+  bool wake_ = false;
+  bool stopping_ = false;
+  std::mutex stopped_mu_;  // after Stop: serialises what still runs against the state
+
+  mutable std::mutex lat_mu_;
+  EventLatency lat_;
+  size_t lat_next_ = 0;
+
+  // State-thread only.
+  std::unordered_map<std::string, uint64_t> creation_index_;
+  uint64_t arrival_ = 0;
+  std::unique_ptr<Extender> extender_;
+  FileChangePoller poller_{""};
+  std::chrono::steady_clock::time_point next_conf_check_{}, next_status_resync_{};
+  std::chrono::steady_clock::time_point last_start_{}, last_end_{};
+  std::deque<std::pair<int64_t, double>> bound_window_;
+
+  std::shared_ptr<kube::Informer<api::Pod>> pods_;
+  std::shared_ptr<kube::Informer<api::Node>> nodes_;
+  std::shared_ptr<kube::Informer<api::PodGroup>> pgs_;
+  std::shared_ptr<kube::Informer<api::Queue>> queues_;
+  std::shared_ptr<kube::Informer<api::PriorityClass>> pcs_;
+  std::shared_ptr<kube::Informer<api::HyperNode>> hypernodes_;
+  std::unique_ptr<StatusWriter> writer_;
+  std::unique_ptr<Evictor> evictor_;
+  std::unique_ptr<Binder> binder_;
+  std::thread loop_;
+  bool stopped_ = false;
+};
+
+core::Status SchedulerProcess::Impl::Start() {
+  // Built even without --extender-address: cheap, and WithState callers (tests) may use it.
+  auto e = Extender::Create(conf_, sched::PluginRegistry::Builtin());
+  if (!e.ok()) return e.status().Annotate("extender configuration");
+  extender_ = std::move(*e);
+  auto& f = *deps_.informers;
   kube::InformerOptions pod_opts;
   pod_opts.transform = CompactPod;
   pod_opts.drop_unknown_fields = true;
-  auto pods = std::make_shared<kube::Informer<api::Pod>>(client, pod_opts);
+  pods_ = f.For<api::Pod>(&pod_opts);
   kube::InformerOptions slim;
   slim.drop_unknown_fields = true;
-  auto nodes = std::make_shared<kube::Informer<api::Node>>(client, slim);
-  auto pgs = std::make_shared<kube::Informer<api::PodGroup>>(client);  // kept whole: status writes PUT it back
-  auto queues = std::make_shared<kube::Informer<api::Queue>>(client);
-  auto pcs = std::make_shared<kube::Informer<api::PriorityClass>>(client);
-  std::shared_ptr<kube::Informer<api::HyperNode>> hypernodes;
-  if (client->Raw("GET", "/apis/topology.volcano.sh/v1alpha1", nullptr).ok()) {
-    hypernodes = std::make_shared<kube::Informer<api::HyperNode>>(client);
+  nodes_ = f.For<api::Node>(&slim);
+  pgs_ = f.For<api::PodGroup>();  // kept whole: status writes PUT it back
+  queues_ = f.For<api::Queue>();
+  pcs_ = f.For<api::PriorityClass>();
+  if (deps_.client->Raw("GET", "/apis/topology.volcano.sh/v1alpha1", nullptr).ok()) {
+    hypernodes_ = f.For<api::HyperNode>();
   } else {
     log::Warn("HyperNode API (topology.volcano.sh/v1alpha1) not served; network topology comes from node labels only");
   }
 
-  std::unordered_map<std::string, uint64_t> creation_index;
-  uint64_t arrival = 0;
-  auto task_of = [&](const api::Pod& p) {
-    sched::TaskInfo t = ToTaskInfo(p, &core_sched->state().resources(), names);
-    auto [it, fresh] = creation_index.try_emplace(t.uid, 0);
-    if (fresh) {
-      // creationTimestamp (seconds) first, then arrival order: pods of one job created in the same second
-      // keep the order the controller created them in.
-      auto secs = std::chrono::duration_cast<std::chrono::seconds>(ParseTime(p.metadata.creation_timestamp).time_since_epoch()).count();
-      it->second = (static_cast<uint64_t>(secs) << 24) | (++arrival & 0xFFFFFF);
+  writer_ = std::make_unique<StatusWriter>(
+      deps_.status_client, [this](const std::string& ns, const std::string& n) { return pgs_->Get(ns, n); }, clock_,
+      o_.scheduler_names.front());
+  evictor_ = std::make_unique<Evictor>(deps_.status_client, [this](EventSpec e) { writer_->Event(std::move(e)); });
+  evictor_->Start(deps_.evict_workers, [this](const EvictOutcome& eo) {
+    if (eo.deleted) m_.evictions->With({"deleted"})->Inc(eo.deleted);
+    if (eo.duplicates) m_.evictions->With({"duplicate"})->Inc(eo.duplicates);
+    if (eo.failed_uids.empty()) return;
+    m_.evictions->With({"failed"})->Inc(static_cast<double>(eo.failed_uids.size()));
+    // The victim goes back to the core: it is not releasing anything after all.
+    Push({std::chrono::steady_clock::now(), false, true, [this, uids = eo.failed_uids] {
+            for (const auto& uid : uids) core_->state().EvictFailed(uid);
+          }});
+  });
+  binder_ = std::make_unique<Binder>(deps_.client, o_.bind_workers, [this](const BindOutcome& out) {
+    // On a bind worker: never waits for the state thread; the outcome is applied there, in order.
+    if (out.result == BindResult::kFailed) {
+      m_.bind_errors->With({core::IsNotFound(out.status) ? "not_found" : "error"})->Inc();
+      Push({std::chrono::steady_clock::now(), false, true, [this, out] {
+              std::vector<std::string> rolled = ApplyBindOutcome(core_->state(), out);
+              if (!rolled.empty()) binder_->Drop(rolled);
+              log::Warn("bind failed; gang rolled back")
+                  .Kv("pod", PodKeyEvent(out.decision.ns, out.decision.name))
+                  .Kv("node", out.decision.node)
+                  .Kv("rolled_back", rolled.size())
+                  .Kv("error", out.status);
+            }});
+      return;
     }
-    t.creation_index = it->second;
-    return t;
+    Push({std::chrono::steady_clock::now(), false, false,
+          [this, uid = out.decision.task_uid] { core_->state().BindSucceeded(uid); }});
+    m_.bound->Inc();
+    if (out.result == BindResult::kAlreadyAssigned) {
+      m_.bind_errors->With({"already_assigned"})->Inc();
+      return;
+    }
+    writer_->Event({"Pod", out.decision.ns, out.decision.name, out.decision.task_uid, "Normal", "Scheduled",
+                    "Successfully assigned " + out.decision.ns + "/" + out.decision.name + " to " + out.decision.node});
+  });
+  // Scheduled events wait (up to 2 s) for the binder to drain, so a gang's binds are not slowed by its own
+  // events on a CPU-bound API server; they are written right after.
+  writer_->SetEventGate([this] { binder_->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(2)); });
+
+  RegisterHandlers();
+  if (!o_.scheduler_conf.empty()) {
+    poller_ = FileChangePoller(o_.scheduler_conf);
+    poller_.Changed();  // the start-up read counts as seen
+  }
+  next_conf_check_ = std::chrono::steady_clock::now() + o_.conf_poll;
+  next_status_resync_ = std::chrono::steady_clock::now() + o_.status_resync_period;
+  loop_ = std::thread([this] { Loop(); });
+  for (auto* inf : std::initializer_list<kube::InformerBase*>{pods_.get(), nodes_.get(), pgs_.get(), queues_.get(),
+                                                              pcs_.get(), hypernodes_.get()})
+    if (inf) inf->Start();
+  return core::Status::OK();
+}
+
+bool SchedulerProcess::Impl::WaitForSync(std::chrono::steady_clock::time_point deadline) const {
+  bool ok = pods_->WaitForSync(deadline) && nodes_->WaitForSync(deadline) && pgs_->WaitForSync(deadline) &&
+            queues_->WaitForSync(deadline) && pcs_->WaitForSync(deadline) &&
+            (!hypernodes_ || hypernodes_->WaitForSync(deadline));
+  return ok;
+}
+
+void SchedulerProcess::Impl::RegisterHandlers() {
+  auto task_delta = [this](const api::Pod& p) {
+    sched::TaskInfo t;
+    {
+      std::lock_guard l(conv_mu_);
+      t = ToTaskInfo(p, &conv_reg_, names_);
+    }
+    // creationTimestamp (seconds) first, then arrival order: pods of one job created in the same second keep
+    // the order the controller created them in (assigned on the state thread, in arrival order).
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(
+                          ParseTime(p.metadata.creation_timestamp).time_since_epoch()).count();
+    return [this, t = std::move(t), secs]() mutable {
+      auto [it, fresh] = creation_index_.try_emplace(t.uid, 0);
+      if (fresh) it->second = (static_cast<uint64_t>(secs) << 24) | (++arrival_ & 0xFFFFFF);
+      t.creation_index = it->second;
+      core_->state().UpsertPod(t);
+    };
   };
-  pods->AddEventHandler({
-      .on_add = [&](const auto& p) {
-        if (!ShouldTrack(*p, names)) return;
-        {
-          std::lock_guard l(mu);
-          core_sched->state().UpsertPod(task_of(*p));
-        }
-        poke();  // a new pod: pending ones want placing, bound ones change capacity
+  auto remove_pod = [this](std::string uid) {
+    return [this, uid = std::move(uid)] {
+      core_->state().RemovePod(uid);
+      creation_index_.erase(uid);
+    };
+  };
+  pods_->AddEventHandler({
+      .on_add = [=, this](const auto& p) {
+        if (!ShouldTrack(*p, names_)) return;
+        PushWatch(true, task_delta(*p));  // a new pod: pending ones want placing, bound ones change capacity
       },
-      .on_update = [&](const auto& old, const auto& p) {
-        {
-          std::lock_guard l(mu);
-          if (ShouldTrack(*p, names)) {
-            core_sched->state().UpsertPod(task_of(*p));
-          } else if (ShouldTrack(*old, names)) {
-            core_sched->state().RemovePod(p->metadata.uid);
-            creation_index.erase(p->metadata.uid);
-          }
-        }
+      .on_update = [=, this](const auto& old, const auto& p) {
         // Capacity is freed when a pod finishes or starts terminating; a plain status update of a running
         // pod (the common case under load) changes nothing the next cycle could use.
-        if (old->status.phase != p->status.phase || old->metadata.deletion_timestamp != p->metadata.deletion_timestamp)
-          poke();
-      },
-      .on_delete = [&](const auto& p) {
-        {
-          std::lock_guard l(mu);
-          core_sched->state().RemovePod(p->metadata.uid);
-          creation_index.erase(p->metadata.uid);
+        const bool poke = old->status.phase != p->status.phase ||
+                          old->metadata.deletion_timestamp != p->metadata.deletion_timestamp;
+        if (ShouldTrack(*p, names_)) {
+          PushWatch(poke, task_delta(*p));
+        } else if (ShouldTrack(*old, names_)) {
+          PushWatch(true, remove_pod(p->metadata.uid));
         }
-        poke();
+      },
+      .on_delete = [=, this](const auto& p) { PushWatch(true, remove_pod(p->metadata.uid)); },
+  });
+  auto node_delta = [this](const api::Node& n) {
+    sched::NodeInfo ni;
+    {
+      std::lock_guard l(conv_mu_);
+      ni = ToNodeInfo(n, &conv_reg_);
+    }
+    return [this, ni = std::move(ni)] { core_->state().UpsertNode(ni); };
+  };
+  nodes_->AddEventHandler({
+      .on_add = [=, this](const auto& n) { PushWatch(true, node_delta(*n)); },
+      .on_update = [=, this](const auto&, const auto& n) { PushWatch(false, node_delta(*n)); },
+      .on_delete = [this](const auto& n) {
+        PushWatch(true, [this, name = n->metadata.name] { core_->state().RemoveNode(name); });
       },
   });
-  nodes->AddEventHandler({
-      .on_add = [&](const auto& n) {
-        {
-          std::lock_guard l(mu);
-          core_sched->state().UpsertNode(ToNodeInfo(*n, &core_sched->state().resources()));
-        }
-        poke();
-      },
-      .on_update = [&](const auto&, const auto& n) {
-        std::lock_guard l(mu);
-        core_sched->state().UpsertNode(ToNodeInfo(*n, &core_sched->state().resources()));
-      },
-      .on_delete = [&](const auto& n) {
-        {
-          std::lock_guard l(mu);
-          core_sched->state().RemoveNode(n->metadata.name);
-        }
-        poke();
+  auto job_delta = [this](const api::PodGroup& pg) {
+    sched::JobInfo j;
+    {
+      std::lock_guard l(conv_mu_);
+      j = ToJobInfo(pg, &conv_reg_, o_.default_queue);
+    }
+    return [this, j = std::move(j)] { core_->state().UpsertJob(j); };
+  };
+  pgs_->AddEventHandler({
+      .on_add = [=, this](const auto& pg) { PushWatch(true, job_delta(*pg)); },
+      // Our own status writes come back as updates; only a spec change is new input.
+      .on_update = [=, this](const auto& old, const auto& pg) { PushWatch(SpecChanged(old->spec, pg->spec), job_delta(*pg)); },
+      .on_delete = [this](const auto& pg) {
+        PushWatch(false, [this, key = pg->metadata.namespace_ + "/" + pg->metadata.name] { core_->state().RemoveJob(key); });
       },
   });
-  pgs->AddEventHandler({
-      .on_add = [&](const auto& pg) {
-        {
-          std::lock_guard l(mu);
-          core_sched->state().UpsertJob(ToJobInfo(*pg, &core_sched->state().resources(), o.default_queue));
-        }
-        poke();
+  auto queue_delta = [this](const api::Queue& q) {
+    sched::QueueInfo qi;
+    {
+      std::lock_guard l(conv_mu_);
+      qi = ToQueueInfo(q, &conv_reg_);
+    }
+    return [this, qi = std::move(qi)] { core_->state().UpsertQueue(qi); };
+  };
+  queues_->AddEventHandler({
+      .on_add = [=, this](const auto& q) { PushWatch(true, queue_delta(*q)); },
+      .on_update = [=, this](const auto& old, const auto& q) {
+        // Not our own status.allocated writes: a spec or state change.
+        PushWatch(SpecChanged(old->spec, q->spec) || old->status.state != q->status.state, queue_delta(*q));
       },
-      .on_update = [&](const auto& old, const auto& pg) {
-        {
-          std::lock_guard l(mu);
-          core_sched->state().UpsertJob(ToJobInfo(*pg, &core_sched->state().resources(), o.default_queue));
-        }
-        // Our own status writes come back as updates; only a spec change is new input.
-        if (SpecChanged(old->spec, pg->spec)) poke();
-      },
-      .on_delete = [&](const auto& pg) {
-        std::lock_guard l(mu);
-        core_sched->state().RemoveJob(pg->metadata.namespace_ + "/" + pg->metadata.name);
+      .on_delete = [this](const auto& q) {
+        PushWatch(false, [this, name = q->metadata.name] { core_->state().RemoveQueue(name); });
       },
   });
-  queues->AddEventHandler({
-      .on_add = [&](const auto& q) {
-        {
-          std::lock_guard l(mu);
-          core_sched->state().UpsertQueue(ToQueueInfo(*q, &core_sched->state().resources()));
-        }
-        poke();
-      },
-      .on_update = [&](const auto& old, const auto& q) {
-        {
-          std::lock_guard l(mu);
-          core_sched->state().UpsertQueue(ToQueueInfo(*q, &core_sched->state().resources()));
-        }
-        if (SpecChanged(old->spec, q->spec) || old->status.state != q->status.state) poke();  // not our allocated writes
-      },
-      .on_delete = [&](const auto& q) {
-        std::lock_guard l(mu);
-        core_sched->state().RemoveQueue(q->metadata.name);
-      },
+  auto set_pc = [this](std::string name, int32_t value) {
+    PushWatch(false, [this, name = std::move(name), value] { core_->state().SetPriorityClass(name, value); });
+  };
+  pcs_->AddEventHandler({
+      .on_add = [=](const auto& pc) { set_pc(pc->metadata.name, pc->value); },
+      .on_update = [=](const auto&, const auto& pc) { set_pc(pc->metadata.name, pc->value); },
+      .on_delete = [=](const auto& pc) { set_pc(pc->metadata.name, 0); },
   });
-  pcs->AddEventHandler({
-      .on_add = [&](const auto& pc) {
-        std::lock_guard l(mu);
-        core_sched->state().SetPriorityClass(pc->metadata.name, pc->value);
-      },
-      .on_update = [&](const auto&, const auto& pc) {
-        std::lock_guard l(mu);
-        core_sched->state().SetPriorityClass(pc->metadata.name, pc->value);
-      },
-      .on_delete = [&](const auto& pc) {
-        std::lock_guard l(mu);
-        core_sched->state().SetPriorityClass(pc->metadata.name, 0);
-      },
-  });
-  if (hypernodes) {
-    hypernodes->AddEventHandler({
-        .on_add = [&](const auto& h) {
-          std::lock_guard l(mu);
-          core_sched->state().UpsertHyperNode(ToHyperNodeInfo(*h));
-        },
-        .on_update = [&](const auto&, const auto& h) {
-          std::lock_guard l(mu);
-          core_sched->state().UpsertHyperNode(ToHyperNodeInfo(*h));
-        },
-        .on_delete = [&](const auto& h) {
-          std::lock_guard l(mu);
-          core_sched->state().RemoveHyperNode(h->metadata.name);
+  if (hypernodes_) {
+    auto hn_delta = [this](const api::HyperNode& h) {
+      return [this, hi = ToHyperNodeInfo(h)] { core_->state().UpsertHyperNode(hi); };
+    };
+    hypernodes_->AddEventHandler({
+        .on_add = [=, this](const auto& h) { PushWatch(false, hn_delta(*h)); },
+        .on_update = [=, this](const auto&, const auto& h) { PushWatch(false, hn_delta(*h)); },
+        .on_delete = [this](const auto& h) {
+          PushWatch(false, [this, name = h->metadata.name] { core_->state().RemoveHyperNode(name); });
         },
     });
   }
+}
 
-  // ---- health and metrics
-  std::atomic<bool> synced{false}, leading{false}, lost{false};
-  std::atomic<int64_t> last_cycle_ms{0};
-  auto now_ms = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch()).count();
-  };
-  kube::HttpServer metrics_srv, health_srv;
-  auto healthz_h = [&](const kube::ServerRequest&) {
-    // Unhealthy when the leader's loop stopped cycling (stuck), so a liveness probe restarts it.
-    const int64_t stale = std::max<int64_t>(30000, 10 * o.schedule_period.count());
-    if (leading && last_cycle_ms > 0 && now_ms() - last_cycle_ms > stale)
-      return kube::ServerResponse{503, "text/plain", "scheduling loop stalled\n"};
-    return kube::ServerResponse{200, "text/plain", "ok\n"};
-  };
-  std::vector<kube::ReadinessCheck> checks = {{"informers-synced", [&] { return synced.load(); }},
-                                              {"leadership", [&] { return !lost.load(); }}};
-  const bool metrics_on = !o.listen_address.empty() && o.listen_address != "0";
-  const bool health_on = !o.health_address.empty() && o.health_address != "0" && o.health_address != o.listen_address;
-  if (metrics_on) {
-    kube::InstallStandardEndpoints(metrics_srv, reg, checks);
-    metrics_srv.Handle("/healthz", healthz_h);
-    if (auto s = metrics_srv.Start(o.listen_address); !s.ok()) {
-      log::Error("cannot serve metrics").Kv("address", o.listen_address).Kv("error", s);
-      return 2;
-    }
-  }
-  if (health_on) {
-    kube::InstallStandardEndpoints(health_srv, reg, checks);
-    health_srv.Handle("/healthz", healthz_h);
-    if (auto s = health_srv.Start(o.health_address); !s.ok()) {
-      log::Error("cannot serve health").Kv("address", o.health_address).Kv("error", s);
-      return 2;
-    }
-  }
-
-  // ---- writers
-  StatusWriter writer(status_client, [&](const std::string& ns, const std::string& n) { return pgs->Get(ns, n); },
-                      &clock, o.scheduler_names.front());
-  Evictor evictor(status_client, [&](EventSpec e) { writer.Event(std::move(e)); });
-  // Successful binds are recorded here and applied to the core under `mu` at the start of the next cycle
-  // (or before a failure is applied): a bind worker must never wait for a running cycle to release `mu`,
-  // or the cycle's length would throttle the binder. Until applied, the task stays kBinding, which
-  // already counts its node capacity as taken, so nothing is double-booked.
-  std::mutex settled_mu;
-  std::vector<std::string> settled;
-  auto apply_settled = [&] {  // caller holds mu
-    std::vector<std::string> v;
+void SchedulerProcess::Impl::Loop() {
+  using SteadyClock = std::chrono::steady_clock;
+  std::deque<Delta> batch;
+  while (true) {
+    bool run_cycle = false;
     {
-      std::lock_guard sl(settled_mu);
-      v.swap(settled);
+      std::unique_lock l(inbox_mu_);
+      while (!stopping_ && inbox_.empty()) {
+        const auto now = SteadyClock::now();
+        if (leading_) {
+          const auto latest = last_start_ + o_.schedule_period;
+          const auto earliest =
+              last_end_ + std::max<std::chrono::nanoseconds>(o_.min_schedule_interval, last_end_ - last_start_);
+          if (now >= latest || (wake_ && now >= earliest)) {
+            run_cycle = true;
+            if (wake_ && now < latest) m_.early_cycles->Inc();
+            wake_ = false;
+            break;
+          }
+          inbox_cv_.wait_until(l, wake_ ? std::min(latest, earliest) : latest);
+        } else {
+          inbox_cv_.wait(l);
+        }
+      }
+      if (stopping_) return;
+      batch.swap(inbox_);
+      m_.inbox_depth->Set(0);
     }
-    for (const auto& uid : v) core_sched->state().BindSucceeded(uid);
-  };
-  std::unique_ptr<Binder> binder;
-  binder = std::make_unique<Binder>(client, o.bind_workers, [&](const BindOutcome& out) {
-    std::vector<std::string> rolled;
-    if (out.result == BindResult::kFailed) {
-      std::lock_guard l(mu);
-      apply_settled();  // gang members already bound must not be rolled back with the failed one
-      rolled = ApplyBindOutcome(core_sched->state(), out);
-    } else {
-      std::lock_guard sl(settled_mu);
-      settled.push_back(out.decision.task_uid);
+    if (!batch.empty()) {
+      {
+        std::lock_guard l(conv_mu_);
+        SyncResourcesLocked();
+      }
+      bool poke = false;
+      const auto now = SteadyClock::now();
+      std::vector<double> samples;
+      for (auto& d : batch) {
+        d.apply();
+        poke = poke || d.poke;
+        if (d.watch) samples.push_back(std::chrono::duration<double, std::milli>(now - d.at).count());
+      }
+      batch.clear();
+      // Latency is measured to the end of the batch: a change counts as applied once every change queued
+      // with it is (the next cycle sees them all).
+      const double done_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - now).count();
+      if (!samples.empty()) {
+        std::lock_guard l(lat_mu_);
+        for (double s : samples) {
+          const double v = s + done_ms;
+          m_.event_apply->Observe(v);
+          ++lat_.applied;
+          if (lat_.recent_ms.size() < 65536) {
+            lat_.recent_ms.push_back(v);
+          } else {
+            lat_.recent_ms[lat_next_] = v;
+            lat_next_ = (lat_next_ + 1) % lat_.recent_ms.size();
+          }
+        }
+      }
+      if (poke) {
+        std::lock_guard l(inbox_mu_);
+        wake_ = true;
+      }
+      continue;  // re-check the inbox and the cycle timer
     }
-    if (!rolled.empty()) binder->Drop(rolled);
-    if (out.result == BindResult::kFailed) {
-      m.bind_errors->With({core::IsNotFound(out.status) ? "not_found" : "error"})->Inc();
-      log::Warn("bind failed; gang rolled back")
-          .Kv("pod", PodKeyEvent(out.decision.ns, out.decision.name))
-          .Kv("node", out.decision.node)
-          .Kv("rolled_back", rolled.size())
-          .Kv("error", out.status);
+    if (run_cycle) RunOneCycle();
+  }
+}
+
+void SchedulerProcess::Impl::ReloadConfIfChanged() {
+  const auto now = std::chrono::steady_clock::now();
+  if (o_.scheduler_conf.empty() || now < next_conf_check_) return;
+  next_conf_check_ = now + o_.conf_poll;
+  if (!poller_.Changed()) return;
+  std::vector<std::string> w;
+  auto c = LoadSchedulerConfFile(o_.scheduler_conf, &w);
+  core::Status s = c.ok() ? core::Status::OK() : c.status();
+  if (c.ok()) {
+    if (!o_.topology_label_keys.empty()) c->core.topology_label_keys = o_.topology_label_keys;
+    c->core.retry_unchanged_every_cycles = o_.retry_unchanged_every_cycles;
+    s = core_->UpdateConf(*c, &w);
+    if (s.ok()) s = extender_->UpdateConf(*c);
+    if (s.ok()) core_->state().set_options(c->core);
+  }
+  if (s.ok()) {
+    m_.conf_reloads->With({"success"})->Inc();
+    m_.conf_ok->Set(1);
+    log::Info("scheduler configuration reloaded").Kv("file", o_.scheduler_conf);
+    for (const auto& x : w) log::Warn("scheduler configuration").Kv("warning", x);
+  } else {
+    m_.conf_reloads->With({"rejected"})->Inc();
+    m_.conf_ok->Set(0);
+    log::Error("scheduler configuration rejected; keeping the last good one").Kv("file", o_.scheduler_conf).Kv("error", s);
+  }
+}
+
+void SchedulerProcess::Impl::RunOneCycle() {
+  const auto start = std::chrono::steady_clock::now();
+  last_start_ = start;
+  ReloadConfIfChanged();
+  if (o_.status_resync_period.count() > 0 && start >= next_status_resync_) {
+    next_status_resync_ = start + o_.status_resync_period;
+    core_->ResyncStatus();
+  }
+  auto& st = core_->state();
+  sched::CycleResult res = core_->RunCycle(clock_->WallNow());
+  // FailedScheduling on the pending pods of gangs that just became unschedulable (the core emits the
+  // PodGroup event only when the condition changes, so this does not repeat every cycle).
+  for (const auto& e : res.events) {
+    if (e.kind != "PodGroup" || e.type != "Warning") continue;
+    int n = 0;
+    for (const sched::TaskInfo* t : st.TasksOfJob(e.ns + "/" + e.name)) {
+      if (t->status != sched::TaskStatus::kPending) continue;
+      // Every waiting pod gets the condition (tools read it per pod); events stop at 50: a 1,000-pod gang
+      // does not need 1,000 identical ones.
+      writer_->PodUnschedulable({t->ns, t->name, t->uid, "Unschedulable", e.message});
+      if (++n <= 50) writer_->Event({"Pod", t->ns, t->name, t->uid, "Warning", "FailedScheduling", e.message});
+    }
+  }
+  int64_t unschedulable_jobs = 0;
+  st.ForEachJob([&](const sched::JobInfo& j) {
+    if (j.Count(sched::TaskStatus::kPending) > 0 && j.ReadyCount() < j.min_member) ++unschedulable_jobs;
+  });
+  const size_t nbinds = res.binds.size();
+  binder_->Submit(std::move(res.binds));
+  // Volcano evicts by deleting the victim (Evict events on the pod and its PodGroup); the pool deletes them
+  // in parallel and a failed delete comes back through the inbox.
+  if (!res.evictions.empty()) evictor_->Submit(std::move(res.evictions));
+  for (auto& u : res.pod_groups) writer_->PodGroup(std::move(u));
+  const auto& rr = st.resources();
+  for (const auto& q : res.queues) {
+    api::ResourceList alloc = FromResource(q.allocated, rr);
+    std::vector<std::string> cleared;
+    for (int i = 0; i < rr.size(); ++i)
+      if (i != sched::kPods && !alloc.count(rr.Name(i))) cleared.push_back(rr.Name(i));
+    m_.queue_cpu->With({q.queue})->Set(static_cast<double>(q.allocated.Get(sched::kCpu)));
+    m_.queue_mem->With({q.queue})->Set(static_cast<double>(q.allocated.Get(sched::kMemory)));
+    for (int i = sched::kFirstScalar; i < rr.size(); ++i)
+      m_.queue_scalar->With({q.queue, rr.Name(i)})->Set(static_cast<double>(q.allocated.Get(i)));
+    writer_->Queue(q.queue, std::move(alloc), std::move(cleared));
+  }
+  for (const auto& e : res.events) writer_->Event({e.kind, e.ns, e.name, "", e.type, e.reason, e.message});
+
+  m_.cycles->Inc();
+  m_.e2e->Observe(static_cast<double>(res.metrics.e2e_us) / 1000.0);
+  for (const auto& [a, us] : res.metrics.action_us) m_.action->With({a})->Observe(static_cast<double>(us) / 1000.0);
+  for (const auto& [p, us] : res.metrics.plugin_us) m_.plugin->With({p, "OnSession"})->Observe(static_cast<double>(us) / 1000.0);
+  for (const auto& [r, n] : res.metrics.schedule_attempts) m_.attempts->With({r})->Inc(static_cast<double>(n));
+  m_.unschedule_jobs->Set(static_cast<double>(unschedulable_jobs));
+  m_.pending_binds->Set(static_cast<double>(binder_->Pending()));
+  const auto end = std::chrono::steady_clock::now();
+  const int64_t t = std::chrono::duration_cast<std::chrono::milliseconds>(end.time_since_epoch()).count();
+  bound_window_.emplace_back(t, m_.bound->Value());
+  while (bound_window_.size() > 1 && t - bound_window_.front().first > 10000) bound_window_.pop_front();
+  if (bound_window_.size() > 1 && t > bound_window_.front().first)
+    m_.bound_rate->Set((bound_window_.back().second - bound_window_.front().second) * 1000.0 /
+                       static_cast<double>(t - bound_window_.front().first));
+  if (nbinds > 0 || !res.pod_groups.empty())
+    log::Debug("cycle").Kv("binds", nbinds).Kv("podgroups", res.pod_groups.size()).Kv("us", res.metrics.e2e_us);
+  last_end_ = end;
+  last_cycle_ms = t;
+  cycles.fetch_add(1);
+}
+
+void SchedulerProcess::Impl::RunWithStateLocked(const std::function<void(sched::ClusterState&)>& fn) {
+  // The function may intern resource names into the core's registry (the extender converts its pod there):
+  // the converters are held off and any new name is copied back, so both registries keep agreeing.
+  SyncResourcesLocked();
+  fn(core_->state());
+  auto& r = core_->state().resources();
+  while (conv_reg_.size() < r.size()) conv_reg_.Intern(r.Name(conv_reg_.size()));
+}
+
+void SchedulerProcess::Impl::WithState(const std::function<void(sched::ClusterState&)>& fn) {
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  {
+    std::unique_lock l(inbox_mu_);
+    if (stopping_) {
+      // No owner thread any more: run here, one caller at a time.
+      l.unlock();
+      std::lock_guard sl(stopped_mu_);
+      std::lock_guard cl(conv_mu_);
+      RunWithStateLocked(fn);
       return;
     }
-    m.bound->Inc();
-    if (out.result == BindResult::kAlreadyAssigned) {
-      m.bind_errors->With({"already_assigned"})->Inc();
-      return;
-    }
-    writer.Event({"Pod", out.decision.ns, out.decision.name, out.decision.task_uid, "Normal", "Scheduled",
-                  "Successfully assigned " + out.decision.ns + "/" + out.decision.name + " to " + out.decision.node});
+    inbox_.push_back({std::chrono::steady_clock::now(), false, false, [&] {
+                        {
+                          std::lock_guard cl(conv_mu_);
+                          RunWithStateLocked(fn);
+                        }
+                        std::lock_guard dl(done_mu);
+                        done = true;
+                        done_cv.notify_one();
+                      }});
+  }
+  inbox_cv_.notify_one();
+  std::unique_lock l(done_mu);
+  // Stop() runs the inbox's leftovers, so this never waits forever.
+  done_cv.wait(l, [&] { return done; });
+}
+
+core::Status SchedulerProcess::Impl::ServeExtender(kube::HttpServer& server) {
+  InstallExtenderEndpoints(
+      server, o_.extender_prefix, extender_.get(),
+      [this](const std::function<void(sched::ClusterState&)>& fn) { WithState(fn); }, deps_.client);
+  return core::Status::OK();
+}
+
+void SchedulerProcess::Impl::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  {
+    std::lock_guard l(inbox_mu_);
+    stopping_ = true;
+  }
+  inbox_cv_.notify_all();
+  // The state thread first (no cycle hands out work after this), then the workers, then the watches.
+  if (loop_.joinable()) loop_.join();
+  if (binder_) binder_->Stop();
+  if (evictor_) evictor_->Stop();
+  if (writer_) writer_->Stop();
+  for (auto* inf : std::initializer_list<kube::InformerBase*>{pods_.get(), nodes_.get(), pgs_.get(), queues_.get(),
+                                                              pcs_.get(), hypernodes_.get()})
+    if (inf) inf->Stop();
+  // Whoever still waits in WithState gets its function run here (the owner being gone).
+  std::deque<Delta> rest;
+  {
+    std::lock_guard l(inbox_mu_);
+    rest.swap(inbox_);
+  }
+  std::lock_guard sl(stopped_mu_);
+  for (auto& d : rest) d.apply();
+}
+
+core::StatusOr<std::unique_ptr<SchedulerProcess>> SchedulerProcess::Create(const SchedulerOptions& o, SchedulerDeps deps) {
+  if (!deps.client || !deps.status_client) return core::InvalidArgumentError("scheduler process: clients are required");
+  if (o.scheduler_names.empty()) return core::InvalidArgumentError("--scheduler-name: at least one name is required");
+  std::vector<std::string> warnings;
+  sched::SchedulerConf conf = sched::SchedulerConf::Default();
+  if (!o.scheduler_conf.empty()) {
+    auto c = LoadSchedulerConfFile(o.scheduler_conf, &warnings);
+    if (!c.ok()) return c.status().Annotate("--scheduler-conf");
+    conf = std::move(*c);
+  }
+  if (!o.topology_label_keys.empty()) conf.core.topology_label_keys = o.topology_label_keys;
+  conf.core.retry_unchanged_every_cycles = o.retry_unchanged_every_cycles;
+  const core::Clock* clock = deps.clock;
+  static core::RealClock real;
+  auto created = sched::Scheduler::Create(conf, sched::PluginRegistry::Builtin(), clock ? clock : &real, &warnings);
+  if (!created.ok()) return created.status().Annotate("--scheduler-conf");
+  for (const auto& w : warnings) log::Warn("scheduler configuration").Kv("warning", w);
+  (*created)->state().set_options(conf.core);
+  auto impl = std::make_unique<Impl>(o, std::move(deps), std::move(conf), std::move(*created));
+  return std::unique_ptr<SchedulerProcess>(new SchedulerProcess(std::move(impl)));
+}
+
+SchedulerProcess::SchedulerProcess(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SchedulerProcess::~SchedulerProcess() { Stop(); }
+core::Status SchedulerProcess::Start() { return impl_->Start(); }
+bool SchedulerProcess::WaitForSync(std::chrono::steady_clock::time_point d) const {
+  if (!impl_->WaitForSync(d)) return false;
+  impl_->synced = true;
+  return true;
+}
+bool SchedulerProcess::synced() const { return impl_->synced.load(); }
+void SchedulerProcess::SetLeading(bool leading) { impl_->SetLeading(leading); }
+void SchedulerProcess::Drain(std::chrono::milliseconds d) { impl_->Drain(d); }
+void SchedulerProcess::Stop() { impl_->Stop(); }
+void SchedulerProcess::WithState(const std::function<void(sched::ClusterState&)>& fn) { impl_->WithState(fn); }
+core::Status SchedulerProcess::ServeExtender(kube::HttpServer& server) { return impl_->ServeExtender(server); }
+uint64_t SchedulerProcess::cycles() const { return impl_->cycles.load(); }
+int64_t SchedulerProcess::last_cycle_ms() const { return impl_->last_cycle_ms.load(); }
+SchedulerProcess::EventLatency SchedulerProcess::event_latency() const { return impl_->Latency(); }
+
+// ------------------------------------------------------------------------------------------------- the role
+
+int RunScheduler(const SchedulerOptions& o) {
+  kube::ManagerOptions mo;
+  mo.component = "scheduler";
+  mo.kubeconfig = o.kubeconfig;
+  mo.master = o.master;
+  mo.kube_api_qps = o.kube_api_qps;
+  mo.kube_api_burst = o.kube_api_burst;
+  mo.log_level = o.log_level;
+  mo.graceful_shutdown = o.graceful_shutdown;
+  mo.metrics_address = o.listen_address;
+  mo.health_address = o.health_address;
+  mo.leader_elect = o.leader_elect;
+  mo.lock_namespace = o.lock_object_namespace;
+  mo.lock_name = "vc-scheduler";  // Volcano's: a Tephra and a Volcano scheduler never lead together
+  mo.leader_metric = "tephra_scheduler_is_leader";
+  auto created = kube::Manager::Create(std::move(mo));
+  if (!created.ok()) {
+    std::fprintf(stderr, "tephra scheduler: %s\n", created.status().ToString().c_str());
+    return 2;
+  }
+  kube::Manager& mgr = **created;
+
+  // Binds use the main client (its QPS/burst is the bind throttle); status, conditions, evictions and
+  // Events use their own, so a burst of them never delays binds.
+  auto status_client = mgr.ClientFor("status", {o.kube_api_qps, o.kube_api_burst});
+  if (!status_client.ok()) {
+    log::Error("cannot create API client").Kv("error", status_client.status());
+    return 2;
+  }
+  SchedulerDeps deps;
+  deps.client = mgr.client();
+  deps.status_client = *status_client;
+  deps.clock = &mgr.clock();
+  deps.registry = &mgr.registry();
+  deps.informers = &mgr.informers();
+  auto proc_or = SchedulerProcess::Create(o, deps);
+  if (!proc_or.ok()) {
+    log::Error("invalid scheduler configuration").Kv("error", proc_or.status());
+    return 2;
+  }
+  SchedulerProcess& proc = **proc_or;
+
+  mgr.AddReadinessCheck("informers-synced", [&] { return proc.synced(); });
+  // Unhealthy when the leader's loop stopped cycling (stuck), so a liveness probe restarts it.
+  mgr.AddLivenessCheck("scheduling-loop", [&] {
+    const int64_t stale = std::max<int64_t>(30000, 10 * o.schedule_period.count());
+    const int64_t last = proc.last_cycle_ms();
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch()).count();
+    return !mgr.leading() || last == 0 || now - last <= stale;
   });
 
-  // Scheduled events wait (up to 2 s) for the binder to drain, so a gang's binds are not slowed by its own
-  // events on a CPU-bound API server; they are written right after.
-  writer.SetEventGate([&] { binder->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(2)); });
-
-  // ---- start
-  pods->Start();
-  nodes->Start();
-  pgs->Start();
-  queues->Start();
-  pcs->Start();
-  if (hypernodes) hypernodes->Start();
-  log::Info("waiting for informer caches").Kv("scheduler_names", o.scheduler_names.size());
-  while (!kube::StopRequested()) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-    bool ok = pods->WaitForSync(deadline) && nodes->WaitForSync(deadline) && pgs->WaitForSync(deadline) &&
-              queues->WaitForSync(deadline) && pcs->WaitForSync(deadline) &&
-              (!hypernodes || hypernodes->WaitForSync(deadline));
-    if (ok) break;
-  }
-  if (kube::StopRequested()) return 0;
-  synced = true;
-
-  // ---- kube-scheduler extender API (docs/extender.md). Served by every replica once the caches are
-  // synced: the informers keep a standby's state as current as the leader's, so no leadership is needed.
-  kube::HttpServer extender_srv;
-  std::unique_ptr<Extender> extender;
-  if (!o.extender_address.empty()) {
-    auto e = Extender::Create(conf, sched::PluginRegistry::Builtin());
-    if (!e.ok()) {
-      log::Error("extender configuration").Kv("error", e.status());
-      return 2;
+  std::unique_ptr<kube::HttpServer> extender_srv;
+  // Every replica: informers and the state thread (a standby's state is as current as the leader's), and
+  // the extender API once the caches are synced.
+  mgr.Add(kube::MakeRunnable("scheduler-state", /*needs_leader_election=*/false, [&](std::stop_token stop) {
+    TEPHRA_RETURN_IF_ERROR(proc.Start());
+    log::Info("waiting for informer caches").Kv("scheduler_names", o.scheduler_names.size());
+    while (!stop.stop_requested() && !proc.WaitForSync(std::chrono::steady_clock::now() + std::chrono::milliseconds(500))) {
     }
-    extender = std::move(*e);
-    InstallExtenderEndpoints(
-        extender_srv, o.extender_prefix, extender.get(),
-        [&](const std::function<void(sched::ClusterState&)>& fn) {
-          std::lock_guard l(mu);
-          fn(core_sched->state());
-        },
-        client);
-    if (auto s = extender_srv.Start(o.extender_address); !s.ok()) {
-      log::Error("cannot serve the extender API").Kv("address", o.extender_address).Kv("error", s);
-      return 2;
-    }
-    log::Info("serving the kube-scheduler extender API").Kv("address", o.extender_address).Kv("prefix", o.extender_prefix);
-  }
-  {
-    std::lock_guard l(mu);
-    log::Info("caches synced").Kv("nodes", core_sched->state().node_count()).Kv("tasks", core_sched->state().task_count());
-  }
-
-  std::unique_ptr<kube::LeaderElector> elector;
-  std::thread elector_thread;
-  if (o.leader_elect) {
-    // Volcano's lock name: a Tephra and a Volcano scheduler pointed at one cluster never lead together.
-    kube::LeaderElectionConfig lc;
-    lc.lock_namespace = o.lock_object_namespace;
-    lc.lock_name = "vc-scheduler";
-    lc.on_started_leading = [&] {
-      leading = true;
-      m.leader->Set(1);
-    };
-    lc.on_stopped_leading = [&] {
-      if (leading) lost = true;
-      m.leader->Set(0);
-    };
-    auto el = kube::LeaderElector::Create(*lease_client_or, lc, &clock);
-    if (!el.ok()) {
-      log::Error("leader election").Kv("error", el.status());
-      return 2;
-    }
-    elector = std::move(*el);
-    elector_thread = std::thread([&] { elector->Run(); });
-    log::Info("waiting for leadership").Kv("lease", lc.lock_namespace + "/" + lc.lock_name).Kv("identity", elector->identity());
-    while (!leading && !kube::StopRequested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (kube::StopRequested()) {
-      elector->Stop();
-      elector_thread.join();
-      return 0;
-    }
-  } else {
-    leading = true;
-    m.leader->Set(1);
-  }
-
-  if (o.create_default_queues) {
-    // The Queue CRD may be installed after us; retry a few times rather than fail the process.
-    for (int i = 0; i < 30 && !kube::StopRequested(); ++i) {
-      auto s = EnsureDefaultQueues(*client, o.default_queue);
-      if (s.ok()) break;
-      log::Warn("cannot create default queues yet").Kv("error", s);
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-    }
-  }
-
-  // ---- loop
-  FileChangePoller poller(o.scheduler_conf);
-  if (!o.scheduler_conf.empty()) poller.Changed();  // the start-up read counts as seen
-  auto next_conf_check = clock.Now() + o.conf_poll;
-  auto next_status_resync = clock.Now() + o.status_resync_period;
-  std::deque<std::pair<int64_t, double>> bound_window;
-  log::Info("scheduler started").Kv("period_ms", static_cast<int64_t>(o.schedule_period.count())).Kv("actions", conf.actions.size());
-  int exit_code = 0;
-  while (!kube::StopRequested()) {
-    if (lost) {
-      log::Error("leadership lost; exiting so a clean replica takes over");
-      exit_code = 1;
-      break;
-    }
-    const auto cycle_start = clock.Now();
-    if (!o.scheduler_conf.empty() && cycle_start >= next_conf_check) {
-      next_conf_check = cycle_start + o.conf_poll;
-      if (poller.Changed()) {
-        std::vector<std::string> w;
-        auto c = LoadSchedulerConfFile(o.scheduler_conf, &w);
-        core::Status s = c.ok() ? core::Status::OK() : c.status();
-        if (c.ok()) {
-          apply_core_flags(&*c);
-          std::lock_guard l(mu);
-          s = core_sched->UpdateConf(*c, &w);
-          if (s.ok() && extender) s = extender->UpdateConf(*c);
-          if (s.ok()) core_sched->state().set_options(c->core);
-        }
-        if (s.ok()) {
-          m.conf_reloads->With({"success"})->Inc();
-          m.conf_ok->Set(1);
-          log::Info("scheduler configuration reloaded").Kv("file", o.scheduler_conf);
-          for (const auto& x : w) log::Warn("scheduler configuration").Kv("warning", x);
-        } else {
-          m.conf_reloads->With({"rejected"})->Inc();
-          m.conf_ok->Set(0);
-          log::Error("scheduler configuration rejected; keeping the last good one").Kv("file", o.scheduler_conf).Kv("error", s);
-        }
-      }
-    }
-
-    sched::CycleResult res;
-    std::vector<EventSpec> pod_events;
-    std::vector<PodConditionSpec> pod_conditions;
-    int64_t unschedulable_jobs = 0;
-    {
-      std::lock_guard l(mu);
-      apply_settled();
-      if (o.status_resync_period.count() > 0 && cycle_start >= next_status_resync) {
-        next_status_resync = cycle_start + o.status_resync_period;
-        core_sched->ResyncStatus();
-      }
-      res = core_sched->RunCycle(clock.WallNow());
-      // FailedScheduling on the pending pods of gangs that just became unschedulable (the core emits the
-      // PodGroup event only when the condition changes, so this does not repeat every cycle).
-      for (const auto& e : res.events) {
-        if (e.kind != "PodGroup" || e.type != "Warning") continue;
-        int n = 0;
-        for (const sched::TaskInfo* t : core_sched->state().TasksOfJob(e.ns + "/" + e.name)) {
-          if (t->status != sched::TaskStatus::kPending) continue;
-          // Every waiting pod gets the condition (tools read it per pod); events stop at 50: a 1,000-pod
-          // gang does not need 1,000 identical ones.
-          pod_conditions.push_back({t->ns, t->name, t->uid, "Unschedulable", e.message});
-          if (++n <= 50) pod_events.push_back({"Pod", t->ns, t->name, t->uid, "Warning", "FailedScheduling", e.message});
-        }
-      }
-      core_sched->state().ForEachJob([&](const sched::JobInfo& j) {
-        if (j.Count(sched::TaskStatus::kPending) > 0 && j.ReadyCount() < j.min_member) ++unschedulable_jobs;
+    if (!stop.stop_requested()) {
+      proc.WithState([](sched::ClusterState& st) {
+        log::Info("caches synced").Kv("nodes", st.node_count()).Kv("tasks", st.task_count());
       });
-    }
-    const size_t nbinds = res.binds.size();
-    binder->Submit(std::move(res.binds));
-    if (!res.evictions.empty()) {
-      // Volcano evicts by deleting the victim (Evict events on the pod and its PodGroup); a failed delete
-      // gives the victim back to the core so it is not counted as releasing.
-      EvictOutcome eo = evictor.Execute(res.evictions);
-      if (!eo.failed_uids.empty()) {
-        std::lock_guard l(mu);
-        for (const auto& uid : eo.failed_uids) core_sched->state().EvictFailed(uid);
+      if (!o.extender_address.empty()) {
+        extender_srv = std::make_unique<kube::HttpServer>();
+        TEPHRA_RETURN_IF_ERROR(proc.ServeExtender(*extender_srv));
+        if (auto s = extender_srv->Start(o.extender_address); !s.ok())
+          return core::InvalidArgumentError("cannot serve the extender API on " + o.extender_address + ": " + s.ToString());
+        log::Info("serving the kube-scheduler extender API").Kv("address", o.extender_address).Kv("prefix", o.extender_prefix);
       }
-      log::Info("evictions").Kv("deleted", eo.deleted).Kv("duplicates", eo.duplicates).Kv("failed", eo.failed_uids.size());
     }
-    for (auto& u : res.pod_groups) writer.PodGroup(std::move(u));
-    for (const auto& q : res.queues) {
-      api::ResourceList alloc;
-      std::vector<std::string> cleared;
-      {
-        std::lock_guard l(mu);
-        alloc = FromResource(q.allocated, core_sched->state().resources());
-        const auto& rr = core_sched->state().resources();
-        for (int i = 0; i < rr.size(); ++i)
-          if (i != sched::kPods && !alloc.count(rr.Name(i))) cleared.push_back(rr.Name(i));
-        m.queue_cpu->With({q.queue})->Set(static_cast<double>(q.allocated.Get(sched::kCpu)));
-        m.queue_mem->With({q.queue})->Set(static_cast<double>(q.allocated.Get(sched::kMemory)));
-        for (int i = sched::kFirstScalar; i < rr.size(); ++i)
-          m.queue_scalar->With({q.queue, rr.Name(i)})->Set(static_cast<double>(q.allocated.Get(i)));
+    while (!kube::SleepUnlessStopped(stop, std::chrono::seconds(1))) {
+    }
+    if (extender_srv) extender_srv->Stop();
+    proc.Stop();
+    return core::Status::OK();
+  }));
+  // The leader: cycles.
+  mgr.Add(kube::MakeRunnable("scheduling", /*needs_leader_election=*/true, [&](std::stop_token stop) {
+    while (!proc.synced() && !kube::SleepUnlessStopped(stop, std::chrono::milliseconds(100))) {
+    }
+    if (stop.stop_requested()) return core::Status::OK();
+    if (o.create_default_queues) {
+      // The Queue CRD may be installed after us; retry a while rather than fail the process.
+      for (int i = 0; i < 30 && !stop.stop_requested(); ++i) {
+        auto s = EnsureDefaultQueues(*deps.client, o.default_queue);
+        if (s.ok()) break;
+        log::Warn("cannot create default queues yet").Kv("error", s);
+        kube::SleepUnlessStopped(stop, std::chrono::seconds(1));
       }
-      writer.Queue(q.queue, std::move(alloc), std::move(cleared));
     }
-    for (const auto& e : res.events) writer.Event({e.kind, e.ns, e.name, "", e.type, e.reason, e.message});
-    for (auto& e : pod_events) writer.Event(std::move(e));
-    for (auto& c : pod_conditions) writer.PodUnschedulable(std::move(c));
-
-    // metrics
-    m.cycles->Inc();
-    m.e2e->Observe(static_cast<double>(res.metrics.e2e_us) / 1000.0);
-    for (const auto& [a, us] : res.metrics.action_us) m.action->With({a})->Observe(static_cast<double>(us) / 1000.0);
-    for (const auto& [p, us] : res.metrics.plugin_us) m.plugin->With({p, "OnSession"})->Observe(static_cast<double>(us) / 1000.0);
-    for (const auto& [r, n] : res.metrics.schedule_attempts) m.attempts->With({r})->Inc(static_cast<double>(n));
-    m.unschedule_jobs->Set(static_cast<double>(unschedulable_jobs));
-    m.pending_binds->Set(static_cast<double>(binder->Pending()));
-    const int64_t t = now_ms();
-    bound_window.emplace_back(t, m.bound->Value());
-    while (bound_window.size() > 1 && t - bound_window.front().first > 10000) bound_window.pop_front();
-    if (bound_window.size() > 1 && t > bound_window.front().first)
-      m.bound_rate->Set((bound_window.back().second - bound_window.front().second) * 1000.0 /
-                        static_cast<double>(t - bound_window.front().first));
-    last_cycle_ms = t;
-    if (nbinds > 0 || !res.pod_groups.empty())
-      log::Debug("cycle").Kv("binds", nbinds).Kv("podgroups", res.pod_groups.size()).Kv("us", res.metrics.e2e_us);
-
-    // Wait for the period to end, or for a poke once the minimum gap has passed; in slices of at most 50 ms
-    // so signals and leadership loss are noticed promptly.
-    const auto cycle_end = clock.Now();
-    const auto latest = cycle_start + o.schedule_period;
-    const auto earliest = cycle_end + std::max<std::chrono::nanoseconds>(o.min_schedule_interval, cycle_end - cycle_start);
-    {
-      std::unique_lock wl(wake_mu);
-      while (!kube::StopRequested() && !lost) {
-        const auto now = clock.Now();
-        if (now >= latest || (wake && now >= earliest)) break;
-        const auto until = std::min(latest, wake ? earliest : now + std::chrono::milliseconds(50));
-        wake_cv.wait_for(wl, std::min<std::chrono::nanoseconds>(until - now, std::chrono::milliseconds(50)));
-      }
-      if (wake && clock.Now() >= earliest) m.early_cycles->Inc();
-      wake = false;
+    proc.SetLeading(true);
+    log::Info("scheduler started").Kv("period_ms", static_cast<int64_t>(o.schedule_period.count()));
+    while (!kube::SleepUnlessStopped(stop, std::chrono::seconds(1))) {
     }
-  }
-  log::Info("scheduler stopping").Kv("signal", kube::StopSignal());
-  // Within --graceful-shutdown-seconds (the stop-signal thread exits the process when it passes): binds in
-  // flight first (a standby must not start deciding while ours still land), then the status writer, then
-  // the lease (released on a clean stop, so a standby takes over at its next poll instead of waiting for
-  // the lease to expire).
-  binder->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(exit_code ? 0 : 2));
-  binder->Stop();
-  writer.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(exit_code ? 0 : 1));
-  writer.Stop();
-  if (elector) {
-    elector->Stop();
-    if (elector_thread.joinable()) elector_thread.join();
-  }
-  pods->Stop();
-  nodes->Stop();
-  pgs->Stop();
-  queues->Stop();
-  pcs->Stop();
-  if (hypernodes) hypernodes->Stop();
-  extender_srv.Stop();
-  metrics_srv.Stop();
-  health_srv.Stop();
-  return exit_code;
+    // Binds in flight first (a standby must not start deciding while ours still land), then statuses; the
+    // Manager releases the lease after this returns. A replica that lost the lease does not wait.
+    proc.SetLeading(false);
+    proc.Drain(mgr.lost_lease() ? std::chrono::milliseconds(0) : std::chrono::milliseconds(2000));
+    return core::Status::OK();
+  }));
+  return mgr.Run();
 }
 
 }  // namespace tephra::scheduler

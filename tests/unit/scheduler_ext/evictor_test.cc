@@ -1,4 +1,7 @@
 // Evictor: core eviction decisions -> pod deletes (UID precondition) and Evict events, idempotently.
+#include <atomic>
+#include <mutex>
+
 #include <gtest/gtest.h>
 
 #include "testing/fake_client.h"
@@ -91,6 +94,51 @@ TEST(EvictorTest, FailedDeleteIsHandedBack) {
   EXPECT_TRUE(f.events.empty());
   f.fc->SetFailureInjector(nullptr);
   EXPECT_EQ(f.ev.Execute({d}).deleted, 1) << "a failed delete is retried when the core decides again";
+}
+
+TEST(EvictorTest, PoolDeletesInParallelAndHandsFailuresBack) {
+  std::shared_ptr<FakeClient> fc = std::make_shared<FakeClient>();
+  std::mutex mu;
+  std::vector<EventSpec> events;
+  Evictor ev{fc, [&](EventSpec e) {
+               std::lock_guard l(mu);
+               events.push_back(std::move(e));
+             }};
+  std::vector<sched::EvictDecision> ds;
+  for (int i = 0; i < 12; ++i) {
+    json stored = fc->Seed(api::Pod::Resource(), {{"apiVersion", "v1"}, {"kind", "Pod"},
+                                                  {"metadata", {{"name", "v" + std::to_string(i)}, {"namespace", "ns"}}},
+                                                  {"spec", {{"nodeName", "n1"}, {"containers", json::array()}}}});
+    sched::EvictDecision d;
+    d.task_uid = stored["metadata"]["uid"].get<std::string>();
+    d.ns = "ns";
+    d.name = "v" + std::to_string(i);
+    d.reason = "reclaim";
+    ds.push_back(d);
+  }
+  fc->SetFailureInjector([](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "delete" && a.name == "v3") return core::UnavailableError("apiserver down");
+    return std::nullopt;
+  });
+  std::atomic<int> deleted{0}, duplicates{0};
+  std::vector<std::string> failed;
+  ev.Start(4, [&](const EvictOutcome& o) {
+    deleted += o.deleted;
+    duplicates += o.duplicates;
+    std::lock_guard l(mu);
+    failed.insert(failed.end(), o.failed_uids.begin(), o.failed_uids.end());
+  });
+  ds.push_back(ds[0]);  // the same victim twice in one batch: deleted once
+  ev.Submit(ds);
+  ASSERT_TRUE(ev.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  EXPECT_EQ(deleted, 11);
+  EXPECT_EQ(duplicates, 1);
+  std::lock_guard l(mu);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0], ds[3].task_uid);
+  EXPECT_EQ(events.size(), 11u);
+  ev.Stop();
+  ev.Submit({ds[3]});  // after Stop: ignored, not crashed
 }
 
 }  // namespace

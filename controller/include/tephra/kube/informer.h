@@ -103,6 +103,7 @@ class Reflector {
   const ReflectorStats& stats() const { return stats_; }
   ReflectorStats& mutable_stats() { return stats_; }
   std::string last_resource_version() const;
+  const ResourceInfo& resource() const { return resource_; }
 
  private:
   Status ListAndReplace(const std::string& rv);
@@ -137,6 +138,7 @@ class InformerBase : public ReflectorSink {
   // Blocks until synced or the deadline passes; returns HasSynced().
   bool WaitForSync(std::chrono::steady_clock::time_point deadline) const;
   const ReflectorStats& stats() const { return reflector_.stats(); }
+  const ResourceInfo& resource() const { return reflector_.resource(); }
   const InformerOptions& options() const { return opts_; }
   void MarkSynced() override;
 
@@ -441,6 +443,11 @@ class SharedInformerFactory {
       if (!inf->WaitForSync(deadline)) return false;
     return true;
   }
+  // Visits every informer (for metrics); `fn` must not call back into the factory.
+  void ForEach(const std::function<void(const InformerBase&)>& fn) const {
+    std::lock_guard lock(mu_);
+    for (const auto& [k, inf] : informers_) fn(*inf);
+  }
   void StopAll() {
     std::lock_guard lock(mu_);
     for (auto& [k, inf] : informers_) inf->Stop();
@@ -449,7 +456,7 @@ class SharedInformerFactory {
  private:
   ClientPtr client_;
   InformerOptions defaults_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   bool started_ = false;
   std::map<std::string, std::shared_ptr<InformerBase>> informers_;
 };

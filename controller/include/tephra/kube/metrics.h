@@ -41,6 +41,13 @@ class Counter {
     if (v > 0) v_.fetch_add(v, std::memory_order_relaxed);
   }
   double Value() const { return v_.load(std::memory_order_relaxed); }
+  // For collectors that mirror a monotonic count kept elsewhere (a stats struct): raises the value to `v`;
+  // a lower `v` is ignored, so the exported counter never goes down.
+  void SetTotal(double v) {
+    double cur = v_.load(std::memory_order_relaxed);
+    while (v > cur && !v_.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+    }
+  }
 
  private:
   std::atomic<double> v_{0};

@@ -4,8 +4,13 @@
 //
 // Idempotent: a victim already deleted (and still terminating, so the core may see it again through a
 // lagging informer) is not deleted or counted twice; NotFound counts as done. A failed delete is returned
-// so the caller can give the victim back to the core (ClusterState::EvictFailed) under its lock.
+// so the caller can give the victim back to the core (ClusterState::EvictFailed) on its state thread.
 #pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include <chrono>
 #include <functional>
@@ -30,18 +35,42 @@ class Evictor {
   using EventSink = std::function<void(EventSpec)>;
   // `remember` bounds how long a deleted uid is remembered (longer than any graceful termination).
   Evictor(kube::ClientPtr client, EventSink events, std::chrono::seconds remember = std::chrono::seconds(600));
+  ~Evictor();  // Stop()
+  Evictor(const Evictor&) = delete;
+  Evictor& operator=(const Evictor&) = delete;
 
-  // Synchronous: evictions are rare and few per cycle; the scheduling loop calls this outside its lock.
+  // Synchronous, on the caller's thread (tests; callers without a pool).
   EvictOutcome Execute(const std::vector<sched::EvictDecision>& decisions,
                        std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
 
-  size_t remembered() const { return deleted_.size(); }
+  // Asynchronous: `workers` threads delete victims in parallel (a preemption can name dozens of victims, each
+  // a DELETE of ~10-50 ms; one after another they would hold up the preemptor by seconds). `on_done` runs on
+  // a worker after each decision with its outcome (failed_uids: give the victim back to the core).
+  void Start(int workers, std::function<void(const EvictOutcome&)> on_done);
+  void Submit(std::vector<sched::EvictDecision> decisions);
+  // Blocks until nothing is queued or in flight, or the deadline passes.
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+  // Joins the workers after their in-flight deletes; queued decisions are dropped (the core re-decides).
+  void Stop();
+
+  size_t remembered() const;
 
  private:
+  void ExecuteOne(const sched::EvictDecision& d, std::chrono::steady_clock::time_point now, EvictOutcome* out);
+  void Worker();
+  void Forget(std::chrono::steady_clock::time_point now);  // holds mu_
+
   kube::ClientPtr client_;
   EventSink events_;
   std::chrono::seconds remember_;
-  std::map<std::string, std::chrono::steady_clock::time_point> deleted_;  // uid -> when
+  mutable std::mutex mu_;  // guards everything below
+  std::map<std::string, std::chrono::steady_clock::time_point> deleted_;  // uid -> when (or in flight)
+  std::condition_variable cv_, idle_cv_;
+  std::deque<sched::EvictDecision> queue_;
+  int in_flight_ = 0;
+  bool stopping_ = false;
+  std::function<void(const EvictOutcome&)> on_done_;
+  std::vector<std::thread> threads_;
 };
 
 // "Pod ns/name is evicted by preempt for ns/job" (the message on both Events).

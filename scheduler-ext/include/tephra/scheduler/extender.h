@@ -14,9 +14,10 @@
 // decoder matches keys case-insensitively, so requests are read the same way here (older extenders used
 // lower-case tags such as "nodenames") and answers use the Go names.
 //
-// The Extender is pure over sched::ClusterState: the caller holds the scheduler process mutex around every
-// call (the same lock as informer callbacks and the cycle), and the Extender owns its own plugin instances
-// built from the same SchedulerConf, so a request never disturbs the scheduling cycle's plugin state.
+// The Extender is pure over sched::ClusterState: the evaluation runs where the state is owned (the
+// scheduler process's state thread, between cycles), while parsing and encoding JSON happen on the HTTP
+// server's threads. The Extender owns its own plugin instances built from the same SchedulerConf, so a
+// request never disturbs the scheduling cycle's plugin state.
 #pragma once
 
 #include <memory>
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "tephra/api/core_v1.h"
 #include "tephra/core/status.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/http_server.h"
@@ -42,6 +44,24 @@ struct ExtenderReply {
   std::string body;       // JSON (or a plain-text error when http_status != 200)
 };
 
+// ExtenderArgs, parsed.
+struct ExtenderArgs {
+  api::Pod pod;
+  bool by_names = false;  // NodeNames given (nodeCacheCapable); else Nodes
+  std::vector<std::string> names;
+  api::json nodes;        // the request's NodeList (echoed back, filtered) when !by_names
+};
+core::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body);
+
+// What Filter decided, before encoding: (node, reason) pairs.
+struct FilterVerdict {
+  std::vector<std::string> passed;
+  std::vector<std::pair<std::string, std::string>> failed, unresolvable;
+};
+ExtenderReply EncodeFilterResult(ExtenderArgs args, const FilterVerdict& v);
+// Raw scores per args.names entry (NaN: node unknown), scaled to 0..kMaxExtenderPriority here.
+ExtenderReply EncodePrioritizeResult(const ExtenderArgs& args, const std::vector<double>& raw);
+
 class Extender {
  public:
   // Validates `conf` against `registry` and creates the extender's own plugin instances.
@@ -51,7 +71,10 @@ class Extender {
   // configuration stays. Caller holds the process mutex.
   core::Status UpdateConf(const sched::SchedulerConf& conf);
 
-  // Both take the raw request body. Caller holds the process mutex for the duration.
+  // Evaluation only, with the state owned by the caller for the duration.
+  FilterVerdict Filter(sched::ClusterState& state, const ExtenderArgs& args);
+  std::vector<double> Prioritize(sched::ClusterState& state, const ExtenderArgs& args);
+  // Parse + evaluate + encode in one call (tests, simple callers).
   ExtenderReply Filter(sched::ClusterState& state, const std::string& body);
   ExtenderReply Prioritize(sched::ClusterState& state, const std::string& body);
 
@@ -73,7 +96,7 @@ core::StatusOr<ExtenderBinding> ParseBindingArgs(const std::string& body);
 // the pod is already assigned). A body that does not parse is a 400.
 ExtenderReply Bind(kube::Client& client, const std::string& body);
 
-// Runs `fn` with the scheduler state under the process mutex.
+// Runs `fn` with the scheduler state, where the state is owned (SchedulerProcess::WithState); blocks until done.
 using WithState = std::function<void(const std::function<void(sched::ClusterState&)>& fn)>;
 
 // Installs POST <prefix>/filter, <prefix>/prioritize and <prefix>/bind on `server`. `prefix` is "" or

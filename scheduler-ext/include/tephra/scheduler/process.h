@@ -1,27 +1,38 @@
 // `tephra scheduler`: the process around the pure scheduling core.
 //
-//   informers (Node, Pod, PodGroup, Queue, HyperNode, PriorityClass)
-//       | convert (convert.h), under mu_
-//       v
-//   sched::Scheduler::state()  <-- binder feedback (binder.h), under mu_
-//       |
-//   loop: every schedule_period, RunCycle(now) under mu_ -> binds to the Binder, statuses/events to the
-//         StatusWriter, metrics; the conf file is re-read when its mtime changes.
+//   watch threads (informers)        convert the object (convert.h) outside any lock, push a delta
+//        |                           into the inbox, go back to reading the stream
+//        v
+//   inbox  <-- binder results, evictor results, extender evaluations (WithState)
+//        |
+//   state thread (the one owner of sched::Scheduler and its ClusterState): drains the inbox, applies
+//        the deltas, and while leading runs a cycle when one is due; hands binds to the Binder, victims to
+//        the Evictor's pool, statuses and Events to the StatusWriter. Nothing else touches the state, so
+//        no lock is held across a cycle and a watch stream is never blocked by one.
 //
-// One mutex serialises informer callbacks, binder feedback and the cycle, which is exactly the threading
-// contract of ClusterState ("serialise ... under one mutex").
+// A cycle is due `schedule_period` after the previous one started, or earlier when a delta that can make
+// something placeable arrived (a new pod, a finished pod, a PodGroup/Queue spec change, a node), but never
+// sooner than `min_schedule_interval` after the previous cycle ended nor sooner than that cycle took.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "tephra/core/clock.h"
 #include "tephra/core/status.h"
 #include "tephra/kube/client.h"
+#include "tephra/kube/informer.h"
+#include "tephra/kube/metrics.h"
+#include "tephra/sched/cluster_state.h"
 #include "tephra/sched/config.h"
+namespace tephra::kube {
+class HttpServer;
+}
 
 namespace tephra::scheduler {
 
@@ -62,6 +73,58 @@ struct SchedulerOptions {
   bool create_default_queues = true;
 };
 
+// What the process is given; injected so unit tests run it on the in-memory fake client.
+struct SchedulerDeps {
+  kube::ClientPtr client;         // informers and binds: its QPS/burst is the bind throttle
+  kube::ClientPtr status_client;  // PodGroup/Queue status, pod conditions, evictions, Events
+  const core::Clock* clock = nullptr;               // nullptr = the real clock
+  kube::metrics::Registry* registry = nullptr;      // nullptr = Registry::Default()
+  kube::SharedInformerFactory* informers = nullptr;  // nullptr = a factory of its own on `client`
+  int evict_workers = 8;
+};
+
+class SchedulerProcess {
+ public:
+  static core::StatusOr<std::unique_ptr<SchedulerProcess>> Create(const SchedulerOptions& o, SchedulerDeps deps);
+  ~SchedulerProcess();  // Stop(0)
+  SchedulerProcess(const SchedulerProcess&) = delete;
+  SchedulerProcess& operator=(const SchedulerProcess&) = delete;
+
+  // Starts the informers and the state thread. Every replica runs this: a standby keeps its state as current
+  // as the leader's (it serves the extender and takes over without a cold start).
+  core::Status Start();
+  bool WaitForSync(std::chrono::steady_clock::time_point deadline) const;
+  bool synced() const;
+  // Cycles run only while leading.
+  void SetLeading(bool leading);
+  // Waits (at most `drain`) for binds in flight and pending status writes, after cycles stopped. A standby
+  // must not start deciding while ours still land.
+  void Drain(std::chrono::milliseconds drain);
+  // Stops everything and joins. Idempotent.
+  void Stop();
+
+  // Runs `fn` on the state thread between cycles and returns when it ran (the extender, tests).
+  void WithState(const std::function<void(sched::ClusterState&)>& fn);
+  // The kube-scheduler extender API on `server`, evaluated on the state thread (docs/extender.md).
+  core::Status ServeExtender(kube::HttpServer& server);
+
+  uint64_t cycles() const;
+  // Steady-clock milliseconds at the end of the last cycle (0 = none yet): the liveness check.
+  int64_t last_cycle_ms() const;
+  // Applied watch events and their latency from the watch thread to the state (also a metric).
+  struct EventLatency {
+    uint64_t applied = 0;
+    std::vector<double> recent_ms;  // the last samples (bounded ring), for benchmarks and tests
+  };
+  EventLatency event_latency() const;
+
+ private:
+  class Impl;
+  explicit SchedulerProcess(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The role: a kube::Manager running a SchedulerProcess (every replica) and the scheduling loop (leader).
 // Runs until SIGTERM/SIGINT (exit 0) or a fatal error / lost leadership (non-zero). Blocks.
 int RunScheduler(const SchedulerOptions& opts);
 

@@ -1,0 +1,430 @@
+#include "tephra/kube/manager.h"
+
+#include <algorithm>
+#include <condition_variable>
+
+#include "tephra/kube/http_server.h"
+#include "tephra/kube/leader_election.h"
+#include "tephra/kube/signals.h"
+#include "tephra/kube/transport.h"
+
+namespace tephra::kube {
+
+namespace {
+
+class FnRunnable : public Runnable {
+ public:
+  FnRunnable(std::string name, bool leader, std::function<core::Status(std::stop_token)> run)
+      : name_(std::move(name)), leader_(leader), run_(std::move(run)) {}
+  std::string_view name() const override { return name_; }
+  bool NeedsLeaderElection() const override { return leader_; }
+  core::Status Run(std::stop_token stop) override { return run_(std::move(stop)); }
+
+ private:
+  std::string name_;
+  bool leader_;
+  std::function<core::Status(std::stop_token)> run_;
+};
+
+bool AddressOn(const std::string& a) { return !a.empty() && a != "0"; }
+
+}  // namespace
+
+std::unique_ptr<Runnable> MakeRunnable(std::string name, bool needs_leader_election,
+                                       std::function<core::Status(std::stop_token)> run) {
+  return std::make_unique<FnRunnable>(std::move(name), needs_leader_election, std::move(run));
+}
+
+bool SleepUnlessStopped(const std::stop_token& stop, std::chrono::nanoseconds d) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock l(mu);
+  return cv.wait_for(l, stop, d, [] { return false; }) || stop.stop_requested();
+}
+
+Manager::Manager(ManagerOptions o) : o_(std::move(o)) {}
+
+Manager::~Manager() {
+  Stop();
+  StopRunnables(true);
+  StopRunnables(false);
+  if (elector_) elector_->Stop();
+  if (elector_thread_.joinable()) elector_thread_.join();
+  if (factory_) factory_->StopAll();
+  if (recorder_) recorder_->Shutdown();
+  if (metrics_srv_) metrics_srv_->Stop();
+  if (health_srv_) health_srv_->Stop();
+}
+
+core::StatusOr<std::unique_ptr<Manager>> Manager::Create(ManagerOptions options) {
+  std::unique_ptr<Manager> m(new Manager(std::move(options)));
+  TEPHRA_RETURN_IF_ERROR(m->Init());
+  return m;
+}
+
+core::Status Manager::Init() {
+  if (o_.component.empty()) return core::InvalidArgumentError("manager: component is required");
+  if (o_.init_logging) TEPHRA_RETURN_IF_ERROR(log::Init(o_.log_level, o_.log_format, o_.component));
+  // Signals first: InstallStopSignals must see no other thread (it blocks the signals for all of them).
+  if (o_.install_signal_handlers) InstallStopSignals({o_.graceful_shutdown, o_.component.c_str()});
+  if (o_.leader_elect && o_.lock_name.empty()) return core::InvalidArgumentError("manager: leader election needs a lock name");
+  if (o_.leader_elect && o_.lock_namespace.empty())
+    return core::InvalidArgumentError("--lock-object-namespace: required with --leader-elect");
+  if (!o_.clock) {
+    owned_clock_ = std::make_unique<core::RealClock>();
+    clock_ = owned_clock_.get();
+  } else {
+    clock_ = o_.clock;
+  }
+  registry_ = o_.registry ? o_.registry : &metrics::Registry::Default();
+  auto rc = o_.rest_config ? o_.rest_config() : LoadConfig(o_.kubeconfig, o_.master);
+  if (!rc.ok()) return rc.status().Annotate("loading the kubeconfig");
+  rest_ = std::move(*rc);
+  rest_.qps = o_.kube_api_qps;
+  rest_.burst = o_.kube_api_burst;
+  rest_.user_agent = "tephra-" + o_.component;
+  auto mc = o_.client_factory ? o_.client_factory(rest_) : NewClient(rest_);
+  if (!mc.ok()) return mc.status().Annotate("creating the API client");
+  main_ = *mc;
+  clients_["main"] = main_;
+  factory_ = std::make_unique<SharedInformerFactory>(main_);
+
+  // Runtime counters, copied into the registry on every scrape.
+  auto& r = *registry_;
+  auto* lists = &r.AddCounter("tephra_informer_lists_total", "Full LISTs by informers (initial and relists)", {"resource"});
+  auto* relists = &r.AddCounter("tephra_informer_relists_after_expired_total",
+                                "Relists because a watch's resourceVersion expired (410 Gone)", {"resource"});
+  auto* watches = &r.AddCounter("tephra_informer_watches_total", "WATCH requests started by informers", {"resource"});
+  auto* watch_errors = &r.AddCounter("tephra_informer_watch_errors_total",
+                                     "Watches that ended with an error other than 410", {"resource"});
+  auto* events = &r.AddCounter("tephra_informer_events_total", "Watch events applied to informer caches", {"resource"});
+  auto* decode = &r.AddCounter("tephra_informer_decode_errors_total", "Objects informers could not decode", {"resource"});
+  auto* recorded = &r.AddCounter("tephra_events_total", "Kubernetes Events by what became of them", {"result"});
+  collectors_.push_back([this, lists, relists, watches, watch_errors, events, decode, recorded] {
+    factory_->ForEach([&](const InformerBase& inf) {
+      const std::string res(inf.resource().plural);
+      const auto& s = inf.stats();
+      lists->With({res})->SetTotal(static_cast<double>(s.lists.load()));
+      relists->With({res})->SetTotal(static_cast<double>(s.relists_after_410.load()));
+      watches->With({res})->SetTotal(static_cast<double>(s.watches.load()));
+      watch_errors->With({res})->SetTotal(static_cast<double>(s.watch_errors.load()));
+      events->With({res})->SetTotal(static_cast<double>(s.events.load()));
+      decode->With({res})->SetTotal(static_cast<double>(s.decode_errors.load()));
+    });
+    EventRecorder* rec = nullptr;
+    {
+      std::lock_guard l(mu_);
+      rec = recorder_.get();
+    }
+    if (!rec) return;
+    auto st = rec->stats();
+    recorded->With({"created"})->SetTotal(static_cast<double>(st.created));
+    recorded->With({"aggregated"})->SetTotal(static_cast<double>(st.patched));
+    recorded->With({"dropped_queue_full"})->SetTotal(static_cast<double>(st.dropped_queue_full));
+    recorded->With({"dropped_rate_limited"})->SetTotal(static_cast<double>(st.dropped_rate_limited));
+    recorded->With({"error"})->SetTotal(static_cast<double>(st.errors));
+  });
+  return core::Status::OK();
+}
+
+core::StatusOr<ClientPtr> Manager::ClientFor(const std::string& purpose, ClientLimits limits) {
+  std::lock_guard l(mu_);
+  if (auto it = clients_.find(purpose); it != clients_.end()) return it->second;
+  RestConfig rc = rest_;
+  rc.qps = limits.qps;
+  rc.burst = limits.burst;
+  rc.user_agent = "tephra-" + o_.component + "/" + purpose;
+  auto c = o_.client_factory ? o_.client_factory(rc) : NewClient(rc);
+  if (!c.ok()) return c.status().Annotate("creating the " + purpose + " API client");
+  clients_[purpose] = *c;
+  return *c;
+}
+
+EventRecorder& Manager::events(const std::string& component) {
+  std::lock_guard l(mu_);
+  if (!recorder_) {
+    // Its own client at the main client's limits: a burst of Events never delays the role's own writes.
+    ClientPtr c = main_;
+    RestConfig rc = rest_;
+    rc.user_agent = "tephra-" + o_.component + "/events";
+    if (auto it = clients_.find("events"); it != clients_.end()) {
+      c = it->second;
+    } else if (auto made = o_.client_factory ? o_.client_factory(rc) : NewClient(rc); made.ok()) {
+      c = *made;
+      clients_["events"] = c;
+    }
+    EventRecorderOptions ro;
+    ro.component = component;
+    ro.clock = clock_;
+    recorder_ = std::make_unique<EventRecorder>(c, std::move(ro));
+    recorder_component_ = component;
+  } else if (component != recorder_component_) {
+    log::Warn("one EventRecorder per process: ignoring a second component")
+        .Kv("component", recorder_component_)
+        .Kv("ignored", component);
+  }
+  return *recorder_;
+}
+
+void Manager::AddReadinessCheck(std::string name, std::function<bool()> ok) {
+  std::lock_guard l(mu_);
+  ready_checks_.emplace_back(std::move(name), std::move(ok));
+}
+
+void Manager::AddLivenessCheck(std::string name, std::function<bool()> ok) {
+  std::lock_guard l(mu_);
+  live_checks_.emplace_back(std::move(name), std::move(ok));
+}
+
+void Manager::AddCollector(std::function<void()> collect) {
+  std::lock_guard l(mu_);
+  collectors_.push_back(std::move(collect));
+}
+
+void Manager::Add(std::unique_ptr<Runnable> r) {
+  std::lock_guard l(mu_);
+  runnables_.push_back({std::move(r), {}});
+}
+
+void Manager::Collect() {
+  std::vector<std::function<void()>> cs;
+  {
+    std::lock_guard l(mu_);
+    cs = collectors_;
+  }
+  for (auto& c : cs) c();
+}
+
+std::string Manager::ScrapeMetrics() {
+  Collect();
+  return registry_->Expose();
+}
+
+core::Status Manager::StartServers() {
+  auto checks_page = [this](bool liveness, const ServerRequest& req) {
+    std::vector<std::pair<std::string, std::function<bool()>>> checks;
+    {
+      std::lock_guard l(mu_);
+      checks = liveness ? live_checks_ : ready_checks_;
+    }
+    const bool verbose = req.query.find("verbose") != std::string::npos;
+    bool all_ok = true;
+    std::string detail;
+    for (const auto& [name, ok_fn] : checks) {
+      const bool ok = ok_fn && ok_fn();
+      all_ok = all_ok && ok;
+      if (ok && verbose) detail += "[+]" + name + " ok\n";
+      if (!ok) detail += "[-]" + name + " failed\n";
+    }
+    const char* what = liveness ? "healthz" : "readyz";
+    if (all_ok)
+      return ServerResponse{200, "text/plain; charset=utf-8", verbose ? detail + what + " check passed\n" : "ok"};
+    return ServerResponse{503, "text/plain; charset=utf-8", detail + what + " check failed\n"};
+  };
+  auto install = [&](HttpServer& s) {
+    s.Handle("/metrics", [this](const ServerRequest&) {
+      return ServerResponse{200, "text/plain; version=0.0.4; charset=utf-8", ScrapeMetrics()};
+    });
+    s.Handle("/healthz", [checks_page](const ServerRequest& r) { return checks_page(true, r); });
+    s.Handle("/livez", [checks_page](const ServerRequest& r) { return checks_page(true, r); });
+    s.Handle("/readyz", [checks_page](const ServerRequest& r) { return checks_page(false, r); });
+  };
+  if (AddressOn(o_.metrics_address)) {
+    metrics_srv_ = std::make_unique<HttpServer>();
+    install(*metrics_srv_);
+    if (auto s = metrics_srv_->Start(o_.metrics_address); !s.ok())
+      return s.Annotate("serving /metrics on " + o_.metrics_address);
+  }
+  if (AddressOn(o_.health_address) && o_.health_address != o_.metrics_address) {
+    health_srv_ = std::make_unique<HttpServer>();
+    install(*health_srv_);
+    if (auto s = health_srv_->Start(o_.health_address); !s.ok())
+      return s.Annotate("serving /healthz on " + o_.health_address);
+  }
+  return core::Status::OK();
+}
+
+void Manager::StartRunnables(bool leader) {
+  std::lock_guard l(mu_);
+  for (auto& slot : runnables_) {
+    if (slot.r->NeedsLeaderElection() != leader || slot.t.joinable()) continue;
+    std::stop_token tok = leader ? leader_stop_.get_token() : all_stop_.get_token();
+    Runnable* r = slot.r.get();
+    slot.t = std::thread([this, r, tok] {
+      core::Status s = r->Run(tok);
+      if (!s.ok()) {
+        log::Error("runnable failed; stopping").Kv("runnable", r->name()).Kv("error", s);
+        std::lock_guard l2(mu_);
+        if (failure_.ok()) failure_ = s.Annotate(std::string(r->name()));
+        stop_ = true;
+        cv_.notify_all();
+      } else if (!tok.stop_requested()) {
+        // A runnable that ends on its own ends the process: nothing restarts it here.
+        log::Warn("runnable returned before stop; stopping").Kv("runnable", r->name());
+        std::lock_guard l2(mu_);
+        stop_ = true;
+        cv_.notify_all();
+      }
+    });
+  }
+}
+
+void Manager::StopRunnables(bool leader) {
+  (leader ? leader_stop_ : all_stop_).request_stop();
+  std::vector<std::thread*> ts;
+  {
+    std::lock_guard l(mu_);
+    for (auto it = runnables_.rbegin(); it != runnables_.rend(); ++it)
+      if (it->r->NeedsLeaderElection() == leader && it->t.joinable()) ts.push_back(&it->t);
+  }
+  for (auto* t : ts) t->join();
+}
+
+bool Manager::WaitSome(std::chrono::milliseconds d) {
+  std::unique_lock l(mu_);
+  cv_.wait_for(l, d, [this] { return stop_ || lost_; });
+  if (o_.install_signal_handlers && StopRequested()) stop_ = true;
+  return stop_ || lost_;
+}
+
+void Manager::Stop() {
+  std::lock_guard l(mu_);
+  stop_ = true;
+  cv_.notify_all();
+}
+
+bool Manager::leading() const {
+  std::lock_guard l(mu_);
+  return leading_;
+}
+
+bool Manager::lost_lease() const {
+  std::lock_guard l(mu_);
+  return lost_;
+}
+
+bool Manager::running() const {
+  std::lock_guard l(mu_);
+  return running_;
+}
+
+int Manager::Run() {
+  if (auto s = StartServers(); !s.ok()) {
+    log::Error("cannot start").Kv("error", s);
+    return 2;
+  }
+  AddReadinessCheck("leadership", [this] {
+    std::lock_guard l(mu_);
+    return !lost_;
+  });
+  metrics::Gauge* leader_gauge = nullptr;
+  if (!o_.leader_metric.empty())
+    leader_gauge = registry_->AddGauge(o_.leader_metric, "1 while this replica holds the " + o_.lock_name + " lease").With({});
+
+  StartRunnables(false);
+  if (o_.leader_elect) {
+    if (o_.ensure_lock_namespace && !main_->Raw("GET", "/api/v1/namespaces/" + o_.lock_namespace, nullptr).ok()) {
+      // A fresh cluster may not have the namespace yet (Volcano's chart creates volcano-system). Best
+      // effort: without the right, leader election reports the error.
+      api::json body = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", o_.lock_namespace}}}};
+      auto r = main_->Raw("POST", "/api/v1/namespaces", &body);
+      if (!r.ok() && !core::IsAlreadyExists(r.status()))
+        log::Warn("cannot create the leader-election namespace").Kv("namespace", o_.lock_namespace).Kv("error", r.status());
+    }
+    // Its own client and limiter: the role's own traffic (binds, reconciles) can never delay a renewal
+    // until the lease is lost.
+    auto lease_client = ClientFor("leader-election", {5, 10});
+    if (!lease_client.ok()) {
+      log::Error("cannot start").Kv("error", lease_client.status());
+      Stop();
+      StopRunnables(false);
+      return 2;
+    }
+    LeaderElectionConfig lc;
+    lc.lock_namespace = o_.lock_namespace;
+    lc.lock_name = o_.lock_name;
+    lc.lease_duration = o_.lease_duration;
+    lc.renew_deadline = o_.renew_deadline;
+    lc.retry_period = o_.retry_period;
+    lc.on_started_leading = [this, leader_gauge] {
+      if (leader_gauge) leader_gauge->Set(1);
+      std::lock_guard l(mu_);
+      leading_ = true;
+      cv_.notify_all();
+    };
+    lc.on_stopped_leading = [this, leader_gauge] {
+      if (leader_gauge) leader_gauge->Set(0);
+      std::lock_guard l(mu_);
+      if (leading_) lost_ = true;
+      leading_ = false;
+      cv_.notify_all();
+    };
+    auto el = LeaderElector::Create(*lease_client, lc, clock_);
+    if (!el.ok()) {
+      log::Error("leader election").Kv("error", el.status());
+      Stop();
+      StopRunnables(false);
+      return 2;
+    }
+    elector_ = std::move(*el);
+    elector_thread_ = std::thread([this] { elector_->Run(); });
+    log::Info("waiting for leadership")
+        .Kv("lease", o_.lock_namespace + "/" + o_.lock_name)
+        .Kv("identity", elector_->identity());
+    while (!leading() && !WaitSome(std::chrono::milliseconds(100))) {
+    }
+  } else {
+    if (leader_gauge) leader_gauge->Set(1);
+    std::lock_guard l(mu_);
+    leading_ = true;
+  }
+
+  if (leading()) {
+    StartRunnables(true);
+    {
+      std::lock_guard l(mu_);
+      running_ = true;
+    }
+    log::Info("running").Kv("component", o_.component);
+    while (!WaitSome(std::chrono::milliseconds(100))) {
+    }
+  }
+
+  int code = 0;
+  core::Status failure;
+  bool lost = false;
+  {
+    std::lock_guard l(mu_);
+    failure = failure_;
+    lost = lost_;
+  }
+  if (lost) {
+    log::Error("leadership lost; exiting so a clean replica takes over");
+    code = 1;
+  } else if (!failure.ok()) {
+    code = failure.code() == core::StatusCode::kInvalidArgument ? 2 : 1;
+  } else if (o_.install_signal_handlers && StopRequested()) {
+    log::Info("stopping").Kv("signal", StopSignal());
+  }
+  StopRunnables(true);
+  if (elector_) {
+    elector_->Stop();  // releases the lease when leading
+    if (elector_thread_.joinable()) elector_thread_.join();
+  }
+  StopRunnables(false);
+  factory_->StopAll();
+  {
+    std::unique_lock l(mu_);
+    if (recorder_) {
+      EventRecorder* rec = recorder_.get();
+      l.unlock();
+      rec->Flush(std::chrono::milliseconds(code == 0 ? 1000 : 0));
+      rec->Shutdown();
+    }
+  }
+  if (metrics_srv_) metrics_srv_->Stop();
+  if (health_srv_) health_srv_->Stop();
+  return code;
+}
+
+}  // namespace tephra::kube
