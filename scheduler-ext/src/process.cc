@@ -207,6 +207,22 @@ class SchedulerProcess::Impl {
   void Stop();
   void WithState(const std::function<void(sched::ClusterState&)>& fn);
   core::Status ServeExtender(kube::HttpServer& server);
+  void CollectMetrics() {
+    if (!writer_) return;
+    const auto& st = writer_->stats();
+    auto set = [&](const char* kind, const char* result, const std::atomic<int64_t>& v) {
+      m_.status_writes->With({kind, result})->SetTotal(static_cast<double>(v.load()));
+    };
+    set("podgroup", "written", st.podgroup_writes);
+    set("podgroup", "conflict", st.podgroup_conflicts);
+    set("podgroup", "error", st.podgroup_errors);
+    set("podgroup", "unchanged", st.podgroup_unchanged);
+    set("podgroup", "superseded", st.podgroup_superseded);
+    set("queue", "written", st.queue_writes);
+    set("queue", "error", st.queue_errors);
+    set("pod_condition", "written", st.pod_condition_writes);
+    set("pod_condition", "error", st.pod_condition_errors);
+  }
 
   std::atomic<bool> synced{false};
   std::atomic<uint64_t> cycles{0};
@@ -320,7 +336,7 @@ core::Status SchedulerProcess::Impl::Start() {
 
   writer_ = std::make_unique<StatusWriter>(
       deps_.status_client, [this](const std::string& ns, const std::string& n) { return pgs_->Get(ns, n); }, clock_,
-      o_.scheduler_names.front());
+      o_.scheduler_names.front(), deps_.events);
   evictor_ = std::make_unique<Evictor>(deps_.status_client, [this](EventSpec e) { writer_->Event(std::move(e)); });
   evictor_->Start(deps_.evict_workers, [this](const EvictOutcome& eo) {
     if (eo.deleted) m_.evictions->With({"deleted"})->Inc(eo.deleted);
@@ -357,9 +373,10 @@ core::Status SchedulerProcess::Impl::Start() {
     writer_->Event({"Pod", out.decision.ns, out.decision.name, out.decision.task_uid, "Normal", "Scheduled",
                     "Successfully assigned " + out.decision.ns + "/" + out.decision.name + " to " + out.decision.node});
   });
-  // Scheduled events wait (up to 2 s) for the binder to drain, so a gang's binds are not slowed by its own
+  // Events wait (up to 2 s) for the binder to drain, so a gang's binds are not slowed by its own Scheduled
   // events on a CPU-bound API server; they are written right after.
-  writer_->SetEventGate([this] { binder_->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(2)); });
+  if (deps_.events)
+    deps_.events->SetBeforeBatch([this] { binder_->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(2)); });
 
   RegisterHandlers();
   if (!o_.scheduler_conf.empty()) {
@@ -765,6 +782,7 @@ bool SchedulerProcess::synced() const { return impl_->synced.load(); }
 void SchedulerProcess::SetLeading(bool leading) { impl_->SetLeading(leading); }
 void SchedulerProcess::Drain(std::chrono::milliseconds d) { impl_->Drain(d); }
 void SchedulerProcess::Stop() { impl_->Stop(); }
+void SchedulerProcess::CollectMetrics() { impl_->CollectMetrics(); }
 void SchedulerProcess::WithState(const std::function<void(sched::ClusterState&)>& fn) { impl_->WithState(fn); }
 core::Status SchedulerProcess::ServeExtender(kube::HttpServer& server) { return impl_->ServeExtender(server); }
 uint64_t SchedulerProcess::cycles() const { return impl_->cycles.load(); }
@@ -808,6 +826,7 @@ int RunScheduler(const SchedulerOptions& o) {
   deps.clock = &mgr.clock();
   deps.registry = &mgr.registry();
   deps.informers = &mgr.informers();
+  deps.events = &mgr.events(o.scheduler_names.front());
   auto proc_or = SchedulerProcess::Create(o, deps);
   if (!proc_or.ok()) {
     log::Error("invalid scheduler configuration").Kv("error", proc_or.status());
@@ -816,6 +835,7 @@ int RunScheduler(const SchedulerOptions& o) {
   SchedulerProcess& proc = **proc_or;
 
   mgr.AddReadinessCheck("informers-synced", [&] { return proc.synced(); });
+  mgr.AddCollector([&] { proc.CollectMetrics(); });
   // Unhealthy when the leader's loop stopped cycling (stuck), so a liveness probe restarts it.
   mgr.AddLivenessCheck("scheduling-loop", [&] {
     const int64_t stale = std::max<int64_t>(30000, 10 * o.schedule_period.count());

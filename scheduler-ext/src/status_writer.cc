@@ -52,12 +52,16 @@ core::Status WritePodGroupStatus(kube::Client& client, const sched::PodGroupStat
 }
 
 StatusWriter::StatusWriter(kube::ClientPtr client, PodGroupLookup lookup, const core::Clock* clock,
-                           std::string component, size_t max_events_queued)
-    : client_(std::move(client)),
-      lookup_(std::move(lookup)),
-      clock_(clock),
-      component_(std::move(component)),
-      max_events_(max_events_queued) {
+                           std::string component, kube::EventRecorder* recorder)
+    : client_(std::move(client)), lookup_(std::move(lookup)), clock_(clock), component_(std::move(component)) {
+  if (!recorder) {
+    kube::EventRecorderOptions ro;
+    ro.component = component_;
+    ro.clock = clock_;
+    own_recorder_ = std::make_unique<kube::EventRecorder>(client_, std::move(ro));
+    recorder = own_recorder_.get();
+  }
+  recorder_ = recorder;
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -112,15 +116,14 @@ std::optional<std::chrono::steady_clock::time_point> StatusWriter::NextRetry() c
 }
 
 void StatusWriter::Event(EventSpec e) {
-  {
-    std::lock_guard l(mu_);
-    if (events_.size() >= max_events_) {
-      stats_.events_dropped++;
-      return;
-    }
-    events_.push_back(std::move(e));
-  }
-  cv_.notify_one();
+  kube::ObjectReference ref;
+  ref.kind = e.kind;
+  ref.api_version = e.kind == "Pod" ? "v1" : "scheduling.volcano.sh/v1beta1";
+  ref.namespace_ = e.ns;
+  ref.name = e.name;
+  ref.uid = e.uid;
+  recorder_->Event(ref, e.type == "Warning" ? kube::EventType::kWarning : kube::EventType::kNormal, std::move(e.reason),
+                   std::move(e.message));
 }
 
 api::json PodUnschedulablePatch(const PodConditionSpec& c, const std::string& now_rfc3339) {
@@ -150,28 +153,28 @@ void StatusWriter::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (own_recorder_) own_recorder_->Shutdown();
 }
 
 bool StatusWriter::WaitIdle(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock l(mu_);
   return idle_cv_.wait_until(l, deadline, [&] {
-    return !busy_ && pg_.empty() && queues_.empty() && pods_.empty() && events_.empty() && pg_retry_.empty() &&
-           queue_retry_.empty();
-  });
+    return !busy_ && pg_.empty() && queues_.empty() && pods_.empty() && pg_retry_.empty() && queue_retry_.empty();
+  }) && recorder_->Flush(std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::max(std::chrono::steady_clock::duration::zero(), deadline - std::chrono::steady_clock::now())));
 }
 
 void StatusWriter::Run() {
   for (;;) {
     std::map<std::string, sched::PodGroupStatusUpdate> pgs;
     std::map<std::string, QueueAllocation> queues;
-    std::deque<EventSpec> events;
     std::map<std::string, PodConditionSpec> pods;
     {
       std::unique_lock l(mu_);
       busy_ = false;
       idle_cv_.notify_all();
       auto ready = [&] {
-        if (stopping_ || !pg_.empty() || !queues_.empty() || !pods_.empty() || !events_.empty()) return true;
+        if (stopping_ || !pg_.empty() || !queues_.empty() || !pods_.empty()) return true;
         auto next = NextRetry();
         return next && *next <= std::chrono::steady_clock::now();
       };
@@ -183,7 +186,6 @@ void StatusWriter::Run() {
       if (stopping_) return;
       pgs.swap(pg_);
       queues.swap(queues_);
-      events.swap(events_);
       pods.swap(pods_);
       attempts_.clear();
       const auto now = std::chrono::steady_clock::now();
@@ -235,38 +237,6 @@ void StatusWriter::Run() {
         stats_.pod_condition_errors++;
         kube::log::Warn("pod condition write failed").Kv("pod", c.ns + "/" + c.name).Kv("error", r.status());
       }
-    }
-    if (!events.empty() && event_gate_) event_gate_();
-    for (auto& e : events) {
-      // Names like client-go's recorder: <object>.<unique hex suffix>.
-      char suffix[32];
-      std::snprintf(suffix, sizeof(suffix), "%llx",
-                    static_cast<unsigned long long>(
-                        std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count() +
-                        static_cast<int64_t>(++event_seq_)));
-      json ev = {
-          {"apiVersion", "v1"},
-          {"kind", "Event"},
-          {"metadata", {{"name", e.name + "." + suffix}, {"namespace", e.ns}}},
-          {"involvedObject",
-           {{"kind", e.kind},
-            {"namespace", e.ns},
-            {"name", e.name},
-            {"apiVersion", e.kind == "Pod" ? "v1" : "scheduling.volcano.sh/v1beta1"}}},
-          {"reason", e.reason},
-          {"message", e.message},
-          {"type", e.type},
-          {"source", {{"component", component_}}},
-          {"firstTimestamp", now},
-          {"lastTimestamp", now},
-          {"count", 1},
-          {"reportingComponent", component_},
-          {"reportingInstance", ""},
-      };
-      if (!e.uid.empty()) ev["involvedObject"]["uid"] = e.uid;
-      auto r = client_->Create(api::Event::Resource(), e.ns, ev);
-      if (r.ok()) stats_.events_written++;
-      else stats_.event_errors++;
     }
   }
 }

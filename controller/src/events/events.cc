@@ -90,13 +90,21 @@ size_t EventRecorder::ProcessPending() {
   return n;
 }
 
+void EventRecorder::SetBeforeBatch(std::function<void()> hook) {
+  std::lock_guard<std::mutex> l(mu_);
+  before_batch_ = std::move(hook);
+}
+
 void EventRecorder::Loop() {
+  std::function<void()> hook;
   while (true) {
     {
       std::unique_lock<std::mutex> l(mu_);
       cv_.wait(l, [&] { return shutdown_ || !queue_.empty(); });
       if (queue_.empty() && shutdown_) return;
+      hook = before_batch_;
     }
+    if (hook) hook();
     ProcessPending();
   }
 }

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <random>
 
-#include <spdlog/spdlog.h>
 
 #include "tephra/kube/informer.h"
+#include "tephra/kube/log.h"
 
 namespace tephra::kube {
 
@@ -139,7 +139,7 @@ void Reflector::Run() {
       Status s = ListAndReplace(list_rv);
       if (!s.ok()) {
         if (IsGone(s) && list_rv == "0") list_rv = "";  // a stale "0" cannot happen, but never loop on it
-        spdlog::warn("informer {}: list failed: {}; retrying", resource_.plural, s.ToString());
+        log::Warn("informer list failed; retrying").Kv("resource", resource_.plural).Kv("error", s);
         if (!SleepUnlessStopped(Jittered(backoff))) return;
         backoff = std::min(backoff * 2, opts_.backoff_max);
         continue;
@@ -153,7 +153,7 @@ void Reflector::Run() {
     Status s = WatchOnce();
     if (s.code() == core::StatusCode::kCancelled) return;
     if (IsGone(s)) {
-      spdlog::info("informer {}: watch from {} expired (410); relisting", resource_.plural, last_resource_version());
+      log::Info("informer watch expired (410); relisting").Kv("resource", resource_.plural).Kv("from", last_resource_version());
       need_list = true;
       after_410 = true;
       list_rv = "";
@@ -167,8 +167,7 @@ void Reflector::Run() {
     stats_.watch_errors++;
     // A watch that stayed healthy for a while resets the backoff (client-go: 2 min).
     if (std::chrono::steady_clock::now() - started > std::chrono::minutes(2)) backoff = opts_.backoff_initial;
-    spdlog::warn("informer {}: watch failed: {}; re-watching from {}", resource_.plural, s.ToString(),
-                 last_resource_version());
+    log::Warn("informer watch failed; re-watching").Kv("resource", resource_.plural).Kv("error", s).Kv("from", last_resource_version());
     if (!SleepUnlessStopped(Jittered(backoff))) return;
     backoff = std::min(backoff * 2, opts_.backoff_max);
   }

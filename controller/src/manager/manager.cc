@@ -156,6 +156,9 @@ EventRecorder& Manager::events(const std::string& component) {
     EventRecorderOptions ro;
     ro.component = component;
     ro.clock = clock_;
+    // A 1,000-pod gang's Scheduled Events arrive at once; they are cheap to hold and dropping them loses
+    // what `kubectl describe` shows.
+    ro.queue_capacity = 8192;
     recorder_ = std::make_unique<EventRecorder>(c, std::move(ro));
     recorder_component_ = component;
   } else if (component != recorder_component_) {

@@ -26,6 +26,7 @@
 #include "tephra/core/clock.h"
 #include "tephra/core/status.h"
 #include "tephra/kube/client.h"
+#include "tephra/kube/events.h"
 #include "tephra/kube/informer.h"
 #include "tephra/kube/metrics.h"
 #include "tephra/sched/cluster_state.h"
@@ -80,6 +81,7 @@ struct SchedulerDeps {
   const core::Clock* clock = nullptr;               // nullptr = the real clock
   kube::metrics::Registry* registry = nullptr;      // nullptr = Registry::Default()
   kube::SharedInformerFactory* informers = nullptr;  // nullptr = a factory of its own on `client`
+  kube::EventRecorder* events = nullptr;             // nullptr = the status writer's own
   int evict_workers = 8;
 };
 
@@ -108,6 +110,8 @@ class SchedulerProcess {
   // The kube-scheduler extender API on `server`, evaluated on the state thread (docs/extender.md).
   core::Status ServeExtender(kube::HttpServer& server);
 
+  // Copies the status writer's counters into the registry (a Manager collector).
+  void CollectMetrics();
   uint64_t cycles() const;
   // Steady-clock milliseconds at the end of the last cycle (0 = none yet): the liveness check.
   int64_t last_cycle_ms() const;

@@ -15,8 +15,8 @@
 // PodGroup and Queue writes that fail (other than NotFound) are retried with backoff (200 ms doubling to
 // 10 s) until they land or a newer desired status for the same object replaces them. A PodGroup status is
 // only written to the object (uid) it was computed for.
-// Events: core/v1 Events, fire-and-forget; at most `max_events_queued` wait, further ones are dropped and
-// counted (a flood of FailedScheduling must not build an unbounded backlog).
+// Events go to the process's kube::EventRecorder (one Event writer per process: client-go's spam filter and
+// aggregation, a bounded queue that drops and counts).
 #pragma once
 
 #include <condition_variable>
@@ -32,6 +32,7 @@
 #include "tephra/api/scheduling.h"
 #include "tephra/core/clock.h"
 #include "tephra/kube/client.h"
+#include "tephra/kube/events.h"
 #include "tephra/sched/resource.h"
 #include "tephra/sched/result.h"
 
@@ -57,7 +58,6 @@ struct StatusWriterStats {
   std::atomic<int64_t> podgroup_superseded{0};  // status dropped: the PodGroup was re-created (new uid)
   std::atomic<int64_t> queue_writes{0}, queue_errors{0};
   std::atomic<int64_t> pod_condition_writes{0}, pod_condition_errors{0};
-  std::atomic<int64_t> events_written{0}, events_dropped{0}, event_errors{0};
 };
 
 // Reads the current PodGroup (e.g. from the informer cache); null when unknown (then it is read from the API).
@@ -72,8 +72,10 @@ core::Status WritePodGroupStatus(kube::Client& client, const sched::PodGroupStat
 
 class StatusWriter {
  public:
+  // `recorder`: the process's EventRecorder; nullptr = one of the writer's own on `client`, with `component`
+  // as the Events' source.
   StatusWriter(kube::ClientPtr client, PodGroupLookup lookup, const core::Clock* clock,
-               std::string component = "volcano", size_t max_events_queued = 2000);
+               std::string component = "volcano", kube::EventRecorder* recorder = nullptr);
   ~StatusWriter();
 
   void PodGroup(sched::PodGroupStatusUpdate u);
@@ -81,10 +83,6 @@ class StatusWriter {
   void Queue(const std::string& name, api::ResourceList allocated, std::vector<std::string> cleared = {});
   void Event(EventSpec e);
   void PodUnschedulable(PodConditionSpec c);
-  // Called (on the writer thread) before each batch of Events. The scheduler makes it wait, boundedly, for
-  // the binder to drain: an Event is informational, a bind is the product, and both cost the same API
-  // server CPU. Set before the first Event.
-  void SetEventGate(std::function<void()> gate) { event_gate_ = std::move(gate); }
   void Stop();
   bool WaitIdle(std::chrono::steady_clock::time_point deadline);
   const StatusWriterStats& stats() const { return stats_; }
@@ -106,7 +104,8 @@ class StatusWriter {
   PodGroupLookup lookup_;
   const core::Clock* clock_;
   std::string component_;
-  size_t max_events_;
+  std::unique_ptr<kube::EventRecorder> own_recorder_;
+  kube::EventRecorder* recorder_;
   std::mutex mu_;
   std::condition_variable cv_, idle_cv_;
   std::map<std::string, sched::PodGroupStatusUpdate> pg_;  // key -> newest desired status
@@ -119,10 +118,7 @@ class StatusWriter {
   std::map<std::string, Retry<sched::PodGroupStatusUpdate>> pg_retry_;
   std::map<std::string, Retry<QueueAllocation>> queue_retry_;
   std::map<std::string, int> attempts_;  // writer thread only: retry attempt of each key in the current batch
-  std::deque<EventSpec> events_;
   bool busy_ = false, stopping_ = false;
-  uint64_t event_seq_ = 0;
-  std::function<void()> event_gate_;
   StatusWriterStats stats_;
   std::thread thread_;
 };
