@@ -2,15 +2,16 @@
 // (docs/controllers.md), each as a kube::Controller with its own work queue and workers, all sharing one
 // informer per kind.
 //
-// Lifecycle (RunControllerManager):
+// Lifecycle (RunControllerManager, on kube::Manager: kube/manager.h, which owns the clients, servers, lease
+// and shutdown order; this file adds one leader-only runnable, "controllers"):
 //   1. /healthz (--health-addr, default :11251) and /metrics (--metrics-addr, default :8081) start serving.
 //   2. With --leader-elect, wait for the Lease `<--lock-object-namespace>/vc-controller-manager` (Volcano's
 //      lock name: a Tephra and a Volcano controller-manager on one cluster never run together). Losing the
 //      lease afterwards ends the process with exit code 1, as client-go controllers do (a restarted replica
 //      re-lists; nothing is kept in memory that a re-list cannot rebuild).
 //   3. Informers start; once synced, the controllers start.
-//   4. SIGTERM/SIGINT: controllers drain their in-flight reconciles, informers stop, events are flushed,
-//      the lease is released (a standby takes over at its next poll); exit code 0.
+//   4. SIGTERM/SIGINT: controllers drain their in-flight reconciles, informers stop, the lease is released
+//      (a standby takes over at its next poll), events are flushed; exit code 0.
 #pragma once
 
 #include <chrono>

@@ -288,7 +288,7 @@ class SchedulerProcess::Impl {
 
   mutable std::mutex lat_mu_;
   EventLatency lat_;
-  size_t lat_next_ = 0;
+  size_t lat_next_ = 0, cycle_next_ = 0;
 
   // State-thread only.
   std::unordered_map<std::string, uint64_t> creation_index_;
@@ -673,6 +673,16 @@ void SchedulerProcess::Impl::RunOneCycle() {
     log::Debug("cycle").Kv("binds", nbinds).Kv("podgroups", res.pod_groups.size()).Kv("us", res.metrics.e2e_us);
   last_end_ = end;
   last_cycle_ms = t;
+  {
+    std::lock_guard l(lat_mu_);
+    const double ms = std::chrono::duration<double, std::milli>(end - start).count();
+    if (lat_.recent_cycle_ms.size() < 4096) {
+      lat_.recent_cycle_ms.push_back(ms);
+    } else {
+      lat_.recent_cycle_ms[cycle_next_] = ms;
+      cycle_next_ = (cycle_next_ + 1) % lat_.recent_cycle_ms.size();
+    }
+  }
   cycles.fetch_add(1);
 }
 

@@ -118,7 +118,8 @@ class SchedulerProcess {
   // Applied watch events and their latency from the watch thread to the state (also a metric).
   struct EventLatency {
     uint64_t applied = 0;
-    std::vector<double> recent_ms;  // the last samples (bounded ring), for benchmarks and tests
+    std::vector<double> recent_ms;        // the last samples (bounded ring), for benchmarks and tests
+    std::vector<double> recent_cycle_ms;  // durations of the last cycles (bounded ring)
   };
   EventLatency event_latency() const;
 
