@@ -292,7 +292,13 @@ TEST_F(KubeE2eTest, InformerSurvivesApiserverRestartWithoutLostOrDoubledEvents) 
     std::lock_guard l(mu);
     return seen["after-9"].size() == 1 && seen["before-19"].size() == 2 && seen["before-14"].size() == 2;
   }, std::chrono::seconds(60)));
-  std::this_thread::sleep_for(std::chrono::seconds(1));  // let any stray duplicate arrive before checking
+  // A barrier instead of a pause: a watch delivers in resourceVersion order, so once a write made after all
+  // of the above has been seen, any duplicate of an earlier event would already have arrived.
+  ASSERT_TRUE(c().Create(kConfigMaps, ns_, Cm("sentinel", "0")).ok());
+  ASSERT_TRUE(PollUntil([&] {
+    std::lock_guard l(mu);
+    return seen["sentinel"].size() == 1;
+  }, std::chrono::seconds(60)));
   std::lock_guard l(mu);
   for (int i = 0; i < 10; ++i)
     EXPECT_EQ(seen["before-" + std::to_string(i)], (std::vector<std::string>{"add 0", "update 1"})) << i;
@@ -303,7 +309,7 @@ TEST_F(KubeE2eTest, InformerSurvivesApiserverRestartWithoutLostOrDoubledEvents) 
   for (int i = 0; i < 10; ++i) EXPECT_EQ(seen["after-" + std::to_string(i)], std::vector<std::string>{"add 0"}) << i;
   std::cout << "lists=" << inf.stats().lists.load() << " relists_after_410=" << inf.stats().relists_after_410.load()
             << " watches=" << inf.stats().watches.load() << " watch_errors=" << inf.stats().watch_errors.load() << "\n";
-  EXPECT_EQ(inf.Size(), 15u + 10u);
+  EXPECT_EQ(inf.Size(), 15u + 10u + 1u);  // + the sentinel
   // The old connection cannot outlive the old process: the informer must have re-watched.
   EXPECT_GT(inf.stats().watches.load(), watches_before);
 }
