@@ -5,6 +5,7 @@ Same cluster, same nodesim nodes, same pods (1 cpu each, in gangs of GANG pods),
   tephra   `tephra scheduler` (PodGroup minMember=GANG per gang), pods created first, then the scheduler starts
   kube     kube-scheduler v1.20.2 (plain pods), pods created first, then kube-scheduler starts
   poster   a bare client (this script, THREADS keep-alive HTTPS connections) that only POSTs pods/binding
+  baseline (BINDERS=...,baseline) another tephra build, TEPHRA_BASELINE_BIN, for before/after in one run
 Both schedulers get the same client --kube-api-qps/--kube-api-burst. Bound pods are counted by polling a
 pod list every POLL s. Reported: pods bound per second (first bind -> last bind) and, per gang, the time from
 its first bound pod to its last (the gang is enqueued and allocated in one cycle, so first bind ~ Inqueue).
@@ -93,23 +94,28 @@ def delete_pods(prefix):
         time.sleep(1)
 
 
-def run_tephra():
+def run_tephra(binary=None, prefix="t"):
     objs = [("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", {
         "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-        "metadata": {"name": "t-%d" % g, "namespace": "default"}, "spec": {"minMember": GANG, "queue": "default"}})
+        "metadata": {"name": "%s-%d" % (prefix, g), "namespace": "default"}, "spec": {"minMember": GANG, "queue": "default"}})
         for g in range(GANGS)]
     create_all(objs)
-    create_all(pods_for("t", "volcano", True))
-    p = subprocess.Popen([TEPHRA, "scheduler", "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
+    create_all(pods_for(prefix, "volcano", True))
+    p = subprocess.Popen([binary or TEPHRA, "scheduler", "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
                           "--listen-address", "0", "--health-addr", "0", "--kube-api-qps", QPS, "--kube-api-burst", BURST]
                          + os.environ.get("SCHED_ARGS", "").split(),
-                         stdout=open(os.path.join(LOGS, "bench-tephra-scheduler.log"), "w"), stderr=subprocess.STDOUT)
+                         stdout=open(os.path.join(LOGS, "bench-tephra-scheduler-%s.log" % prefix), "w"), stderr=subprocess.STDOUT)
     try:
-        return measure("t", GANGS * GANG)
+        return measure(prefix, GANGS * GANG)
     finally:
         p.terminate()
         p.wait()
-        delete_pods("t")
+        delete_pods(prefix)
+
+
+def run_tephra_baseline():
+    # Another build of tephra (TEPHRA_BASELINE_BIN), for before/after comparisons in one run.
+    return run_tephra(os.environ["TEPHRA_BASELINE_BIN"], "u")
 
 
 def run_kube():
@@ -148,8 +154,8 @@ def run_poster():
 if __name__ == "__main__":
     res = {"nodes": NODES, "gangs": GANGS, "gang_size": GANG, "qps": QPS, "burst": BURST}
     which = os.environ.get("BINDERS", "tephra,kube,poster").split(",")
-    for key, name, fn in (("tephra", "tephra", run_tephra), ("kube", "kube_scheduler", run_kube),
-                          ("poster", "bare_poster", run_poster)):
+    for key, name, fn in (("tephra", "tephra", run_tephra), ("baseline", "tephra_baseline", run_tephra_baseline),
+                          ("kube", "kube_scheduler", run_kube), ("poster", "bare_poster", run_poster)):
         if key in which:
             res[name] = fn()
             print(name, json.dumps(res[name]), flush=True)
