@@ -14,6 +14,7 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   auto* period = new std::string("1s");
   auto* min_interval = new std::string("20ms");
   auto* resync = new std::string("30s");
+  auto* slice = new std::string("20ms");
   auto* listen = new std::string();
   AddCommonFlags(app, flags);
   app->add_option("--scheduler-conf", o->scheduler_conf,
@@ -26,6 +27,9 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   app->add_option("--status-resync-period", *resync,
                   "Re-send every PodGroup and Queue status this often, so a lost or overwritten write is "
                   "corrected (unchanged objects cost no API call); 0 = never");
+  app->add_option("--allocate-slice", *slice,
+                  "Longest stretch of the allocate action in one cycle; the next cycle resumes where it stopped, "
+                  "after the changes that arrived meanwhile are applied (0 = no limit, like Volcano)");
   app->add_option("--default-queue", o->default_queue, "Queue for PodGroups that name none");
   app->add_option("--scheduler-name", *names,
                   "Pods whose spec.schedulerName is one of these are scheduled (repeatable; default volcano)");
@@ -77,7 +81,8 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
     };
     if (!parse("--schedule-period", *period, &o->schedule_period, false) ||
         !parse("--min-schedule-interval", *min_interval, &o->min_schedule_interval, true) ||
-        !parse("--status-resync-period", *resync, &o->status_resync_period, true)) {
+        !parse("--status-resync-period", *resync, &o->status_resync_period, true) ||
+        !parse("--allocate-slice", *slice, &o->allocate_slice, true)) {
       *exit_code = 2;
       return;
     }

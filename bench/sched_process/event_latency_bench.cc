@@ -9,7 +9,7 @@
 // (label updates: MODIFIED events the scheduler must apply). The process runs on the in-memory fake client,
 // so the numbers are the process's own, not the API server's.
 //
-//   event_latency_bench --benchmark_filter=/5000/   (manual, bench/RESULTS.md)
+//   event_latency_bench --benchmark_filter=/5000/   (manual, bench/RESULTS.md; slice 0 vs the default 20 ms)
 //   ctest -L bench runs /500/ with thresholds (bench/thresholds.yaml, section sched_process)
 #include <algorithm>
 #include <atomic>
@@ -66,6 +66,7 @@ void BM_EventToState(benchmark::State& state) {
   const int gangs = static_cast<int>(state.range(1));
   const int rate = static_cast<int>(state.range(2));
   const auto run_for = std::chrono::seconds(state.range(3));
+  const auto slice = std::chrono::milliseconds(state.range(4));
   (void)tephra::kube::log::Init("warn");
 
   for (auto _ : state) {
@@ -101,6 +102,7 @@ void BM_EventToState(benchmark::State& state) {
     o.min_schedule_interval = std::chrono::milliseconds(1);
     o.retry_unchanged_every_cycles = 1;  // every cycle walks every gang over every node
     o.status_resync_period = std::chrono::milliseconds(0);
+    o.allocate_slice = slice;
     sch::SchedulerDeps d;
     d.client = fc;
     d.status_client = fc;
@@ -161,8 +163,14 @@ void BM_EventToState(benchmark::State& state) {
   }
 }
 
-// nodes, pending gangs, events/s, seconds
-BENCHMARK(BM_EventToState)->Args({500, 100, 200, 4})->Args({5000, 1000, 400, 10})->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+// nodes, pending gangs, events/s, seconds, allocate slice ms (0: none, the whole allocate in one cycle)
+BENCHMARK(BM_EventToState)
+    ->Args({500, 100, 200, 4, 20})
+    ->Args({5000, 1000, 400, 10, 0})
+    ->Args({5000, 1000, 400, 10, 20})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -92,6 +92,7 @@ struct Metrics {
   metrics::Gauge* conf_ok;
   metrics::Gauge* pending_binds;
   metrics::Counter* early_cycles;
+  metrics::Counter* yielded_cycles;
   metrics::Histogram* event_apply;
   metrics::Gauge* inbox_depth;
   metrics::CounterFamily* status_writes;
@@ -121,6 +122,8 @@ struct Metrics {
     early_cycles = r.AddCounter("tephra_scheduler_early_cycles_total",
                                 "Cycles started before --schedule-period by a relevant change").With({});
     pending_binds = r.AddGauge("tephra_scheduler_binds_in_flight", "Binds queued or in flight").With({});
+    yielded_cycles = r.AddCounter("tephra_scheduler_yielded_cycles_total",
+                                  "Cycles whose allocate ran out of --allocate-slice; the next cycle resumed the round").With({});
     event_apply = r.AddHistogram("tephra_scheduler_event_apply_latency_milliseconds",
                                  "From a watch event reaching the scheduler to its change applied to the scheduling state",
                                  {}, metrics::ExponentialBuckets(0.25, 2, 14)).With({});
@@ -142,6 +145,13 @@ bool SpecChanged(const Spec& a, const Spec& b) {
 }
 
 std::string PodKeyEvent(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+// Flags that override the configuration file's core options (also on every reload).
+void ApplyCoreFlags(const SchedulerOptions& o, sched::SchedulerConf* c) {
+  if (!o.topology_label_keys.empty()) c->core.topology_label_keys = o.topology_label_keys;
+  c->core.retry_unchanged_every_cycles = o.retry_unchanged_every_cycles;
+  c->core.allocate_slice_us = std::chrono::duration_cast<std::chrono::microseconds>(o.allocate_slice).count();
+}
 
 }  // namespace
 
@@ -297,6 +307,7 @@ class SchedulerProcess::Impl {
   FileChangePoller poller_{""};
   std::chrono::steady_clock::time_point next_conf_check_{}, next_status_resync_{};
   std::chrono::steady_clock::time_point last_start_{}, last_end_{};
+  bool yielded_ = false;
   std::deque<std::pair<int64_t, double>> bound_window_;
 
   std::shared_ptr<kube::Informer<api::Pod>> pods_;
@@ -525,9 +536,9 @@ void SchedulerProcess::Impl::Loop() {
           const auto latest = last_start_ + o_.schedule_period;
           const auto earliest =
               last_end_ + std::max<std::chrono::nanoseconds>(o_.min_schedule_interval, last_end_ - last_start_);
-          if (now >= latest || (wake_ && now >= earliest)) {
+          if (yielded_ || now >= latest || (wake_ && now >= earliest)) {
             run_cycle = true;
-            if (wake_ && now < latest) m_.early_cycles->Inc();
+            if (!yielded_ && wake_ && now < latest) m_.early_cycles->Inc();
             wake_ = false;
             break;
           }
@@ -590,8 +601,7 @@ void SchedulerProcess::Impl::ReloadConfIfChanged() {
   auto c = LoadSchedulerConfFile(o_.scheduler_conf, &w);
   core::Status s = c.ok() ? core::Status::OK() : c.status();
   if (c.ok()) {
-    if (!o_.topology_label_keys.empty()) c->core.topology_label_keys = o_.topology_label_keys;
-    c->core.retry_unchanged_every_cycles = o_.retry_unchanged_every_cycles;
+    ApplyCoreFlags(o_, &*c);
     s = core_->UpdateConf(*c, &w);
     if (s.ok()) s = extender_->UpdateConf(*c);
     if (s.ok()) core_->state().set_options(c->core);
@@ -618,6 +628,9 @@ void SchedulerProcess::Impl::RunOneCycle() {
   }
   auto& st = core_->state();
   sched::CycleResult res = core_->RunCycle(clock_->WallNow());
+  // The allocate slice ran out: the round goes on right after the inbox is applied (no minimum gap).
+  yielded_ = res.yielded;
+  if (res.yielded) m_.yielded_cycles->Inc();
   // FailedScheduling on the pending pods of gangs that just became unschedulable (the core emits the
   // PodGroup event only when the condition changes, so this does not repeat every cycle).
   for (const auto& e : res.events) {
@@ -768,8 +781,7 @@ core::StatusOr<std::unique_ptr<SchedulerProcess>> SchedulerProcess::Create(const
     if (!c.ok()) return c.status().Annotate("--scheduler-conf");
     conf = std::move(*c);
   }
-  if (!o.topology_label_keys.empty()) conf.core.topology_label_keys = o.topology_label_keys;
-  conf.core.retry_unchanged_every_cycles = o.retry_unchanged_every_cycles;
+  ApplyCoreFlags(o, &conf);
   const core::Clock* clock = deps.clock;
   static core::RealClock real;
   auto created = sched::Scheduler::Create(conf, sched::PluginRegistry::Builtin(), clock ? clock : &real, &warnings);

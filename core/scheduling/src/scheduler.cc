@@ -70,6 +70,9 @@ CycleResult Scheduler::RunCycle(WallTime now) {
   int64_t t0 = ssn.NowUs();
   ssn.Open();
   for (const auto& action : conf_.actions) {
+    // A yielded allocate defers the rest of the round's actions: preempting or backfilling for jobs that
+    // allocate has not reached yet would act on a half-made decision.
+    if (out.yielded) break;
     int64_t ta = ssn.NowUs();
     if (action == "enqueue") Enqueue(ssn);
     else if (action == "allocate") Allocate(ssn);
@@ -152,10 +155,17 @@ class Allocator {
   void Run() {
     const bool enqueue_on = std::find(s_.conf_.actions.begin(), s_.conf_.actions.end(), "enqueue") != s_.conf_.actions.end();
     const int retry = st_.options().retry_unchanged_every_cycles;
+    const int64_t slice = ssn_.has_clock() ? st_.options().allocate_slice_us : 0;
+    const int64_t start_us = ssn_.NowUs();
     std::map<std::string, std::vector<JobInfo*>> by_queue;
     for (auto& [key, j] : st_.jobs_) {
       if (j.Count(TaskStatus::kPending) - j.pending_best_effort <= 0) continue;
       if (enqueue_on && j.phase == PodGroupPhase::kPending) continue;
+      if (slice > 0) {
+        // Tried earlier in this round and unchanged since: the round moves on to the jobs not reached yet.
+        auto it = s_.round_tried_.find(key);
+        if (it != s_.round_tried_.end() && it->second == j.version) continue;
+      }
       const auto& m = j.sched;
       if (m.failed && retry > 0 && m.failed_version == j.version && m.failed_epoch == st_.capacity_epoch() &&
           s_.cycle_ - m.failed_cycle < static_cast<uint64_t>(retry)) {
@@ -187,9 +197,15 @@ class Allocator {
         if (!best || ssn_.QueueLess(*q, *best)) best = q;
       }
       if (!best) break;
+      if (slice > 0 && ssn_.NowUs() - start_us >= slice) {
+        ssn_.result().yielded = true;
+        return;
+      }
       JobInfo* job = by_queue[best->name][next[best->name]++];
       AllocateJob(*job, *best);
+      if (slice > 0) s_.round_tried_[job->key] = job->version;
     }
+    s_.round_tried_.clear();  // the round reached every job
   }
 
   const std::map<std::string, ValidateResult>& invalid() const { return invalid_; }

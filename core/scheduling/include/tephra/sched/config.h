@@ -52,6 +52,12 @@ struct CoreOptions {
   // Node label keys that define a leaf/spine/... hierarchy when the cluster has no HyperNode objects:
   // key i gives tier i+1. A node with label <key>=<v> belongs to synthetic HyperNode "<key>=<v>".
   std::vector<std::string> topology_label_keys = {"volcano.sh/hypernode-leaf", "volcano.sh/hypernode-spine"};
+  // Longest stretch of the allocate action in one cycle, measured with the scheduler's clock (none: no
+  // limit); 0 = no limit (Volcano: one session considers every job). When it runs out between two jobs, the
+  // cycle ends there (the actions after allocate wait for the end of the round) and the next cycle resumes:
+  // jobs already tried in this round are skipped unless they changed, so every job is reached, while the
+  // process applies the watch events that arrived meanwhile between the two cycles. docs/scheduler.md.
+  int64_t allocate_slice_us = 0;
 };
 
 struct SchedulerConf {

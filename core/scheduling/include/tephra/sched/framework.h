@@ -189,6 +189,7 @@ class Session {
   void Close();
   // Microsecond timer on the injected clock (0 without a clock).
   int64_t NowUs() const;
+  bool has_clock() const { return clock_ != nullptr; }
   void AddPluginTime(const std::string& plugin, int64_t us) { out_->metrics.plugin_us[plugin] += us; }
   // Lets actions and plugins change session-owned task/job state (e.g. enqueue sets the phase).
   ClusterState& mutable_state() { return *state_; }

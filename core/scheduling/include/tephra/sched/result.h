@@ -77,6 +77,9 @@ struct CycleMetrics {
 };
 
 struct CycleResult {
+  // True when allocate ran out of CoreOptions::allocate_slice_us before it reached every job: the round goes
+  // on in the next cycle, which the caller should start at once.
+  bool yielded = false;
   std::vector<BindDecision> binds;       // deterministic order: allocation order within the cycle
   std::vector<EvictDecision> evictions;  // deterministic order
   std::vector<PodGroupStatusUpdate> pod_groups;  // sorted by job key

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <memory>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,9 @@ class Scheduler {
   std::map<std::string, PodGroupStatusUpdate> emitted_pg_;  // job key -> last emitted (carries the uid)
   bool resync_status_ = false;
   std::map<std::string, Resource> emitted_queue_;
+  // Allocate time slices (CoreOptions::allocate_slice_us): job key -> its version when allocate last tried it
+  // in the current round; cleared when a round reaches the end of the job order.
+  std::unordered_map<std::string, uint64_t> round_tried_;
   struct Caches;  // per-shape static predicate results, node ranks (defined in scheduler.cc)
   std::unique_ptr<Caches> caches_;
 
