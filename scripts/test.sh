@@ -1,22 +1,65 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian bookworm machine and runs every Tephra test tier with ctest:
-#   deps (apt) -> control-plane binaries (cached in ~/.cache/tephra) -> build -> ctest.
-# Usage: bash scripts/test.sh [extra ctest args, e.g. -L unit]
+#   deps (apt) -> control-plane binaries (cached in ~/.cache/tephra) -> build -> ctest (all tiers)
+#   -> ASan+UBSan build, unit + integration + fuzz tiers -> TSan build (clang), runtime + scheduler process.
+# Usage: bash scripts/test.sh [extra ctest args for the main run, e.g. -L unit]
+# Env:   TEPHRA_SANITIZERS=0 skips the two sanitizer stages (quick local runs); TEPHRA_BUILD_DIR, TEPHRA_JOBS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${TEPHRA_BUILD_DIR:-$ROOT/build}
 JOBS=${TEPHRA_JOBS:-2}
+SANITIZERS=${TEPHRA_SANITIZERS:-1}
+
+T0=$SECONDS
+STAGES=()
+stage_done() { STAGES+=("$(printf '%-28s %4d s' "$1" $((SECONDS - T0)))"); T0=$SECONDS; }
+report() {
+  echo "== stage times"
+  for s in "${STAGES[@]}"; do echo "   $s"; done
+}
+trap report EXIT
 
 bash scripts/deps.sh
 # The e2e tier needs the real control plane; fetch/build it (a no-op when cached).
 bash tests/e2e/fetch-binaries.sh >/dev/null
+stage_done "deps + control plane"
 
 # ccache (keyed outside the checkout) makes a rebuild on a machine that has built once take seconds.
 LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${LAUNCHER[@]}" >/dev/null
 cmake --build "$BUILD" -j"$JOBS"
-cd "$BUILD"
+stage_done "build"
 # Summary line ("100% tests passed, 0 tests failed out of N") comes from ctest itself.
-ctest --output-on-failure -j"$JOBS" "$@"
+(cd "$BUILD" && ctest --output-on-failure -j"$JOBS" "$@")
+stage_done "ctest (all tiers)"
+
+if [ "$SANITIZERS" = 0 ]; then
+  echo "sanitizer stages skipped (TEPHRA_SANITIZERS=0)"
+  exit 0
+fi
+
+# Sanitizer builds compile only the test binaries they run, at -O1 with line tables (fast to build, still
+# symbolized reports). Reports are fatal: halt_on_error / -fno-sanitize-recover.
+SAN_FLAGS="-O1 -g1"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cmake -S "$ROOT" -B "$ROOT/build-asan" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$SAN_FLAGS" \
+  -DTEPHRA_SANITIZER=address "${LAUNCHER[@]}" >/dev/null
+cmake --build "$ROOT/build-asan" -j"$JOBS" --target tephra_tests_unit tephra_tests_integration tephra_tests_fuzz
+stage_done "build (ASan+UBSan)"
+(cd "$ROOT/build-asan" && ctest --output-on-failure -j"$JOBS" -L 'unit|integration|fuzz' -E '^layering_|^bench_')
+stage_done "ctest (ASan+UBSan)"
+
+# TSan needs every thread of the process instrumented; the client runtime and the scheduler process are where
+# Tephra's own threads meet. clang also checks the lock annotations (-Wthread-safety, an error with -Werror).
+TSAN_TESTS=(kube_runtime_unit_test kube_runtime_integration_test scheduler_ext_unit_test)
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/tests/tsan.supp}
+CC=clang CXX=clang++ cmake -S "$ROOT" -B "$ROOT/build-tsan" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$SAN_FLAGS" \
+  -DTEPHRA_SANITIZER=thread "${LAUNCHER[@]}" >/dev/null
+cmake --build "$ROOT/build-tsan" -j"$JOBS" --target "${TSAN_TESTS[@]}"
+stage_done "build (TSan, clang)"
+regex="^($(IFS='|'; echo "${TSAN_TESTS[*]}"))\$"
+(cd "$ROOT/build-tsan" && ctest --output-on-failure -j"$JOBS" -R "$regex")
+stage_done "ctest (TSan)"

@@ -26,7 +26,7 @@ void Evictor::Forget(std::chrono::steady_clock::time_point now) {
 }
 
 size_t Evictor::remembered() const {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   return deleted_.size();
 }
 
@@ -34,7 +34,7 @@ EvictOutcome Evictor::Execute(const std::vector<sched::EvictDecision>& decisions
                               std::chrono::steady_clock::time_point now) {
   EvictOutcome out;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     Forget(now);
   }
   for (const auto& d : decisions) ExecuteOne(d, now, &out);
@@ -43,7 +43,7 @@ EvictOutcome Evictor::Execute(const std::vector<sched::EvictDecision>& decisions
 
 void Evictor::ExecuteOne(const sched::EvictDecision& d, std::chrono::steady_clock::time_point now, EvictOutcome* out) {
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     Forget(now);
     // Claimed before the call, so two workers never delete (and report) the same victim.
     if (!deleted_.emplace(d.task_uid, now).second) {
@@ -56,7 +56,7 @@ void Evictor::ExecuteOne(const sched::EvictDecision& d, std::chrono::steady_cloc
   core::Status s = client_->Delete(api::Pod::Resource(), d.ns, d.name, opts);
   // NotFound: already gone. Conflict on the UID precondition: the pod we meant is gone too.
   if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s)) {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     deleted_.erase(d.task_uid);
     out->failed_uids.push_back(d.task_uid);
     return;
@@ -75,26 +75,26 @@ void Evictor::ExecuteOne(const sched::EvictDecision& d, std::chrono::steady_cloc
 }
 
 void Evictor::Start(int workers, std::function<void(const EvictOutcome&)> on_done) {
-  std::lock_guard l(mu_);
   on_done_ = std::move(on_done);
+  core::MutexLock l(mu_);
   for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { Worker(); });
 }
 
 void Evictor::Submit(std::vector<sched::EvictDecision> decisions) {
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     if (stopping_) return;
     for (auto& d : decisions) queue_.push_back(std::move(d));
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void Evictor::Worker() {
   while (true) {
     sched::EvictDecision d;
     {
-      std::unique_lock l(mu_);
-      cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
+      core::MutexLock l(mu_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(l);
       if (stopping_) return;
       d = std::move(queue_.front());
       queue_.pop_front();
@@ -104,28 +104,31 @@ void Evictor::Worker() {
     ExecuteOne(d, std::chrono::steady_clock::now(), &out);
     if (on_done_) on_done_(out);
     {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       --in_flight_;
     }
-    idle_cv_.notify_all();
+    idle_cv_.NotifyAll();
   }
 }
 
 bool Evictor::WaitIdle(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock l(mu_);
-  return idle_cv_.wait_until(l, deadline, [&] { return queue_.empty() && in_flight_ == 0; });
+  core::MutexLock l(mu_);
+  while (!(queue_.empty() && in_flight_ == 0)) {
+    if (idle_cv_.WaitUntil(l, deadline) == std::cv_status::timeout) return queue_.empty() && in_flight_ == 0;
+  }
+  return true;
 }
 
 void Evictor::Stop() {
   std::vector<std::thread> ts;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     stopping_ = true;
     queue_.clear();
     ts.swap(threads_);
   }
-  cv_.notify_all();
-  idle_cv_.notify_all();
+  cv_.NotifyAll();
+  idle_cv_.NotifyAll();
   for (auto& t : ts) t.join();
 }
 

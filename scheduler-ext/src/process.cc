@@ -12,6 +12,7 @@
 #include "tephra/api/scheduling.h"
 #include "tephra/api/topology.h"
 #include "tephra/core/clock.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/config.h"
 #include "tephra/kube/http_server.h"
 #include "tephra/kube/informer.h"
@@ -202,11 +203,11 @@ class SchedulerProcess::Impl {
   bool WaitForSync(std::chrono::steady_clock::time_point deadline) const;
   void SetLeading(bool leading) {
     {
-      std::lock_guard l(inbox_mu_);
+      core::MutexLock l(inbox_mu_);
       leading_ = leading;
       wake_ = true;  // a new leader cycles at once
     }
-    inbox_cv_.notify_one();
+    inbox_cv_.NotifyOne();
   }
   void Drain(std::chrono::milliseconds d) {
     const auto deadline = std::chrono::steady_clock::now() + d;
@@ -238,7 +239,7 @@ class SchedulerProcess::Impl {
   std::atomic<uint64_t> cycles{0};
   std::atomic<int64_t> last_cycle_ms{0};
   EventLatency Latency() const {
-    std::lock_guard l(lat_mu_);
+    core::MutexLock l(lat_mu_);
     return lat_;
   }
 
@@ -254,22 +255,22 @@ class SchedulerProcess::Impl {
 
   void Push(Delta d) {
     {
-      std::lock_guard l(inbox_mu_);
+      core::MutexLock l(inbox_mu_);
       inbox_.push_back(std::move(d));
     }
-    inbox_cv_.notify_one();
+    inbox_cv_.NotifyOne();
   }
   void PushWatch(bool poke, std::function<void()> apply) {
     Push({std::chrono::steady_clock::now(), true, poke, std::move(apply)});
   }
   // Conversions run on the watch threads against `conv_reg_`; the state thread copies newly interned
   // resource names into the core's registry before applying anything, so both agree on every index.
-  void SyncResourcesLocked() {
+  void SyncResourcesLocked() TEPHRA_REQUIRES(conv_mu_) {
     auto& r = core_->state().resources();
     while (r.size() < conv_reg_.size()) r.Intern(conv_reg_.Name(r.size()));
   }
   void RegisterHandlers();
-  void RunWithStateLocked(const std::function<void(sched::ClusterState&)>& fn);
+  void RunWithStateLocked(const std::function<void(sched::ClusterState&)>& fn) TEPHRA_REQUIRES(conv_mu_);
   void Loop();
   void RunOneCycle();
   void ReloadConfIfChanged();
@@ -285,20 +286,21 @@ class SchedulerProcess::Impl {
   const std::set<std::string> names_;
   std::unique_ptr<kube::SharedInformerFactory> own_factory_;
 
-  std::mutex conv_mu_;  // guards conv_reg_
-  sched::ResourceRegistry conv_reg_;
+  core::Mutex conv_mu_;
+  sched::ResourceRegistry conv_reg_ TEPHRA_GUARDED_BY(conv_mu_);
 
-  std::mutex inbox_mu_;  // guards the inbox and the flags below
-  std::condition_variable inbox_cv_;
-  std::deque<Delta> inbox_;
-  bool leading_ = false;
-  bool wake_ = false;
-  bool stopping_ = false;
-  std::mutex stopped_mu_;  // after Stop: serialises what still runs against the state
+  core::Mutex inbox_mu_;
+  core::CondVar inbox_cv_;
+  std::deque<Delta> inbox_ TEPHRA_GUARDED_BY(inbox_mu_);
+  bool leading_ TEPHRA_GUARDED_BY(inbox_mu_) = false;
+  bool wake_ TEPHRA_GUARDED_BY(inbox_mu_) = false;
+  bool stopping_ TEPHRA_GUARDED_BY(inbox_mu_) = false;
+  core::Mutex stopped_mu_;  // after Stop: serialises what still runs against the state
 
-  mutable std::mutex lat_mu_;
-  EventLatency lat_;
-  size_t lat_next_ = 0, cycle_next_ = 0;
+  mutable core::Mutex lat_mu_;
+  EventLatency lat_ TEPHRA_GUARDED_BY(lat_mu_);
+  size_t lat_next_ TEPHRA_GUARDED_BY(lat_mu_) = 0;
+  size_t cycle_next_ TEPHRA_GUARDED_BY(lat_mu_) = 0;
 
   // State-thread only.
   std::unordered_map<std::string, uint64_t> creation_index_;
@@ -414,7 +416,7 @@ void SchedulerProcess::Impl::RegisterHandlers() {
   auto task_delta = [this](const api::Pod& p) {
     sched::TaskInfo t;
     {
-      std::lock_guard l(conv_mu_);
+      core::MutexLock l(conv_mu_);
       t = ToTaskInfo(p, &conv_reg_, names_);
     }
     // creationTimestamp (seconds) first, then arrival order: pods of one job created in the same second keep
@@ -455,7 +457,7 @@ void SchedulerProcess::Impl::RegisterHandlers() {
   auto node_delta = [this](const api::Node& n) {
     sched::NodeInfo ni;
     {
-      std::lock_guard l(conv_mu_);
+      core::MutexLock l(conv_mu_);
       ni = ToNodeInfo(n, &conv_reg_);
     }
     return [this, ni = std::move(ni)] { core_->state().UpsertNode(ni); };
@@ -470,7 +472,7 @@ void SchedulerProcess::Impl::RegisterHandlers() {
   auto job_delta = [this](const api::PodGroup& pg) {
     sched::JobInfo j;
     {
-      std::lock_guard l(conv_mu_);
+      core::MutexLock l(conv_mu_);
       j = ToJobInfo(pg, &conv_reg_, o_.default_queue);
     }
     return [this, j = std::move(j)] { core_->state().UpsertJob(j); };
@@ -486,7 +488,7 @@ void SchedulerProcess::Impl::RegisterHandlers() {
   auto queue_delta = [this](const api::Queue& q) {
     sched::QueueInfo qi;
     {
-      std::lock_guard l(conv_mu_);
+      core::MutexLock l(conv_mu_);
       qi = ToQueueInfo(q, &conv_reg_);
     }
     return [this, qi = std::move(qi)] { core_->state().UpsertQueue(qi); };
@@ -529,7 +531,7 @@ void SchedulerProcess::Impl::Loop() {
   while (true) {
     bool run_cycle = false;
     {
-      std::unique_lock l(inbox_mu_);
+      core::MutexLock l(inbox_mu_);
       while (!stopping_ && inbox_.empty()) {
         const auto now = SteadyClock::now();
         if (leading_) {
@@ -542,9 +544,9 @@ void SchedulerProcess::Impl::Loop() {
             wake_ = false;
             break;
           }
-          inbox_cv_.wait_until(l, wake_ ? std::min(latest, earliest) : latest);
+          inbox_cv_.WaitUntil(l, wake_ ? std::min(latest, earliest) : latest);
         } else {
-          inbox_cv_.wait(l);
+          inbox_cv_.Wait(l);
         }
       }
       if (stopping_) return;
@@ -553,7 +555,7 @@ void SchedulerProcess::Impl::Loop() {
     }
     if (!batch.empty()) {
       {
-        std::lock_guard l(conv_mu_);
+        core::MutexLock l(conv_mu_);
         SyncResourcesLocked();
       }
       bool poke = false;
@@ -569,7 +571,7 @@ void SchedulerProcess::Impl::Loop() {
       // with it is (the next cycle sees them all).
       const double done_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - now).count();
       if (!samples.empty()) {
-        std::lock_guard l(lat_mu_);
+        core::MutexLock l(lat_mu_);
         for (double s : samples) {
           const double v = s + done_ms;
           m_.event_apply->Observe(v);
@@ -583,7 +585,7 @@ void SchedulerProcess::Impl::Loop() {
         }
       }
       if (poke) {
-        std::lock_guard l(inbox_mu_);
+        core::MutexLock l(inbox_mu_);
         wake_ = true;
       }
       continue;  // re-check the inbox and the cycle timer
@@ -687,7 +689,7 @@ void SchedulerProcess::Impl::RunOneCycle() {
   last_end_ = end;
   last_cycle_ms = t;
   {
-    std::lock_guard l(lat_mu_);
+    core::MutexLock l(lat_mu_);
     const double ms = std::chrono::duration<double, std::milli>(end - start).count();
     if (lat_.recent_cycle_ms.size() < 4096) {
       lat_.recent_cycle_ms.push_back(ms);
@@ -713,18 +715,18 @@ void SchedulerProcess::Impl::WithState(const std::function<void(sched::ClusterSt
   std::condition_variable done_cv;
   bool done = false;
   {
-    std::unique_lock l(inbox_mu_);
+    core::MutexLock l(inbox_mu_);
     if (stopping_) {
       // No owner thread any more: run here, one caller at a time.
-      l.unlock();
-      std::lock_guard sl(stopped_mu_);
-      std::lock_guard cl(conv_mu_);
+      l.Unlock();
+      core::MutexLock sl(stopped_mu_);
+      core::MutexLock cl(conv_mu_);
       RunWithStateLocked(fn);
       return;
     }
     inbox_.push_back({std::chrono::steady_clock::now(), false, false, [&] {
                         {
-                          std::lock_guard cl(conv_mu_);
+                          core::MutexLock cl(conv_mu_);
                           RunWithStateLocked(fn);
                         }
                         std::lock_guard dl(done_mu);
@@ -732,7 +734,7 @@ void SchedulerProcess::Impl::WithState(const std::function<void(sched::ClusterSt
                         done_cv.notify_one();
                       }});
   }
-  inbox_cv_.notify_one();
+  inbox_cv_.NotifyOne();
   std::unique_lock l(done_mu);
   // Stop() runs the inbox's leftovers, so this never waits forever.
   done_cv.wait(l, [&] { return done; });
@@ -749,10 +751,10 @@ void SchedulerProcess::Impl::Stop() {
   if (stopped_) return;
   stopped_ = true;
   {
-    std::lock_guard l(inbox_mu_);
+    core::MutexLock l(inbox_mu_);
     stopping_ = true;
   }
-  inbox_cv_.notify_all();
+  inbox_cv_.NotifyAll();
   // The state thread first (no cycle hands out work after this), then the workers, then the watches.
   if (loop_.joinable()) loop_.join();
   if (binder_) binder_->Stop();
@@ -764,10 +766,10 @@ void SchedulerProcess::Impl::Stop() {
   // Whoever still waits in WithState gets its function run here (the owner being gone).
   std::deque<Delta> rest;
   {
-    std::lock_guard l(inbox_mu_);
+    core::MutexLock l(inbox_mu_);
     rest.swap(inbox_);
   }
-  std::lock_guard sl(stopped_mu_);
+  core::MutexLock sl(stopped_mu_);
   for (auto& d : rest) d.apply();
 }
 

@@ -100,7 +100,7 @@ core::Status Manager::Init() {
   auto* events = &r.AddCounter("tephra_informer_events_total", "Watch events applied to informer caches", {"resource"});
   auto* decode = &r.AddCounter("tephra_informer_decode_errors_total", "Objects informers could not decode", {"resource"});
   auto* recorded = &r.AddCounter("tephra_events_total", "Kubernetes Events by what became of them", {"result"});
-  collectors_.push_back([this, lists, relists, watches, watch_errors, events, decode, recorded] {
+  AddCollector([this, lists, relists, watches, watch_errors, events, decode, recorded] {
     factory_->ForEach([&](const InformerBase& inf) {
       const std::string res(inf.resource().plural);
       const auto& s = inf.stats();
@@ -113,7 +113,7 @@ core::Status Manager::Init() {
     });
     EventRecorder* rec = nullptr;
     {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       rec = recorder_.get();
     }
     if (!rec) return;
@@ -128,7 +128,7 @@ core::Status Manager::Init() {
 }
 
 core::StatusOr<ClientPtr> Manager::ClientFor(const std::string& purpose, ClientLimits limits) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   if (auto it = clients_.find(purpose); it != clients_.end()) return it->second;
   RestConfig rc = rest_;
   rc.qps = limits.qps;
@@ -141,7 +141,7 @@ core::StatusOr<ClientPtr> Manager::ClientFor(const std::string& purpose, ClientL
 }
 
 EventRecorder& Manager::events(const std::string& component) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   if (!recorder_) {
     // Its own client at the main client's limits: a burst of Events never delays the role's own writes.
     ClientPtr c = main_;
@@ -170,29 +170,29 @@ EventRecorder& Manager::events(const std::string& component) {
 }
 
 void Manager::AddReadinessCheck(std::string name, std::function<bool()> ok) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   ready_checks_.emplace_back(std::move(name), std::move(ok));
 }
 
 void Manager::AddLivenessCheck(std::string name, std::function<bool()> ok) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   live_checks_.emplace_back(std::move(name), std::move(ok));
 }
 
 void Manager::AddCollector(std::function<void()> collect) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   collectors_.push_back(std::move(collect));
 }
 
 void Manager::Add(std::unique_ptr<Runnable> r) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   runnables_.push_back({std::move(r), {}});
 }
 
 void Manager::Collect() {
   std::vector<std::function<void()>> cs;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     cs = collectors_;
   }
   for (auto& c : cs) c();
@@ -207,7 +207,7 @@ core::Status Manager::StartServers() {
   auto checks_page = [this](bool liveness, const ServerRequest& req) {
     std::vector<std::pair<std::string, std::function<bool()>>> checks;
     {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       checks = liveness ? live_checks_ : ready_checks_;
     }
     const bool verbose = req.query.find("verbose") != std::string::npos;
@@ -248,7 +248,7 @@ core::Status Manager::StartServers() {
 }
 
 void Manager::StartRunnables(bool leader) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   for (auto& slot : runnables_) {
     if (slot.r->NeedsLeaderElection() != leader || slot.t.joinable()) continue;
     std::stop_token tok = leader ? leader_stop_.get_token() : all_stop_.get_token();
@@ -257,16 +257,16 @@ void Manager::StartRunnables(bool leader) {
       core::Status s = r->Run(tok);
       if (!s.ok()) {
         log::Error("runnable failed; stopping").Kv("runnable", r->name()).Kv("error", s);
-        std::lock_guard l2(mu_);
+        core::MutexLock l2(mu_);
         if (failure_.ok()) failure_ = s.Annotate(std::string(r->name()));
         stop_ = true;
-        cv_.notify_all();
+        cv_.NotifyAll();
       } else if (!tok.stop_requested()) {
         // A runnable that ends on its own ends the process: nothing restarts it here.
         log::Warn("runnable returned before stop; stopping").Kv("runnable", r->name());
-        std::lock_guard l2(mu_);
+        core::MutexLock l2(mu_);
         stop_ = true;
-        cv_.notify_all();
+        cv_.NotifyAll();
       }
     });
   }
@@ -276,7 +276,7 @@ void Manager::StopRunnables(bool leader) {
   (leader ? leader_stop_ : all_stop_).request_stop();
   std::vector<std::thread*> ts;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     for (auto it = runnables_.rbegin(); it != runnables_.rend(); ++it)
       if (it->r->NeedsLeaderElection() == leader && it->t.joinable()) ts.push_back(&it->t);
   }
@@ -284,30 +284,32 @@ void Manager::StopRunnables(bool leader) {
 }
 
 bool Manager::WaitSome(std::chrono::milliseconds d) {
-  std::unique_lock l(mu_);
-  cv_.wait_for(l, d, [this] { return stop_ || lost_; });
+  core::MutexLock l(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + d;
+  while (!stop_ && !lost_ && cv_.WaitUntil(l, deadline) != std::cv_status::timeout) {
+  }
   if (o_.install_signal_handlers && StopRequested()) stop_ = true;
   return stop_ || lost_;
 }
 
 void Manager::Stop() {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   stop_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool Manager::leading() const {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   return leading_;
 }
 
 bool Manager::lost_lease() const {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   return lost_;
 }
 
 bool Manager::running() const {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   return running_;
 }
 
@@ -317,7 +319,7 @@ int Manager::Run() {
     return 2;
   }
   AddReadinessCheck("leadership", [this] {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     return !lost_;
   });
   metrics::Gauge* leader_gauge = nullptr;
@@ -351,16 +353,16 @@ int Manager::Run() {
     lc.retry_period = o_.retry_period;
     lc.on_started_leading = [this, leader_gauge] {
       if (leader_gauge) leader_gauge->Set(1);
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       leading_ = true;
-      cv_.notify_all();
+      cv_.NotifyAll();
     };
     lc.on_stopped_leading = [this, leader_gauge] {
       if (leader_gauge) leader_gauge->Set(0);
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       if (leading_) lost_ = true;
       leading_ = false;
-      cv_.notify_all();
+      cv_.NotifyAll();
     };
     auto el = LeaderElector::Create(*lease_client, lc, clock_);
     if (!el.ok()) {
@@ -378,14 +380,14 @@ int Manager::Run() {
     }
   } else {
     if (leader_gauge) leader_gauge->Set(1);
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     leading_ = true;
   }
 
   if (leading()) {
     StartRunnables(true);
     {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       running_ = true;
     }
     log::Info("running").Kv("component", o_.component);
@@ -397,7 +399,7 @@ int Manager::Run() {
   core::Status failure;
   bool lost = false;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     failure = failure_;
     lost = lost_;
   }
@@ -416,14 +418,14 @@ int Manager::Run() {
   }
   StopRunnables(false);
   factory_->StopAll();
+  EventRecorder* rec = nullptr;
   {
-    std::unique_lock l(mu_);
-    if (recorder_) {
-      EventRecorder* rec = recorder_.get();
-      l.unlock();
-      rec->Flush(std::chrono::milliseconds(code == 0 ? 1000 : 0));
-      rec->Shutdown();
-    }
+    core::MutexLock l(mu_);
+    rec = recorder_.get();
+  }
+  if (rec) {
+    rec->Flush(std::chrono::milliseconds(code == 0 ? 1000 : 0));
+    rec->Shutdown();
   }
   if (metrics_srv_) metrics_srv_->Stop();
   if (health_srv_) health_srv_->Stop();

@@ -36,6 +36,7 @@
 
 #include "tephra/core/clock.h"
 #include "tephra/core/status.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/config.h"
 #include "tephra/kube/events.h"
@@ -169,24 +170,25 @@ class Manager {
   ClientPtr main_;
   std::unique_ptr<SharedInformerFactory> factory_;
 
-  mutable std::mutex mu_;  // guards the members below
-  std::condition_variable cv_;
-  std::map<std::string, ClientPtr> clients_;
-  std::unique_ptr<EventRecorder> recorder_;
-  std::string recorder_component_;
-  std::vector<std::pair<std::string, std::function<bool()>>> ready_checks_, live_checks_;
-  std::vector<std::function<void()>> collectors_;
-  bool stop_ = false;
-  bool lost_ = false;
-  bool leading_ = false;
-  bool running_ = false;
-  core::Status failure_;
+  mutable core::Mutex mu_;
+  core::CondVar cv_;
+  std::map<std::string, ClientPtr> clients_ TEPHRA_GUARDED_BY(mu_);
+  std::unique_ptr<EventRecorder> recorder_ TEPHRA_GUARDED_BY(mu_);
+  std::string recorder_component_ TEPHRA_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, std::function<bool()>>> ready_checks_ TEPHRA_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, std::function<bool()>>> live_checks_ TEPHRA_GUARDED_BY(mu_);
+  std::vector<std::function<void()>> collectors_ TEPHRA_GUARDED_BY(mu_);
+  bool stop_ TEPHRA_GUARDED_BY(mu_) = false;
+  bool lost_ TEPHRA_GUARDED_BY(mu_) = false;
+  bool leading_ TEPHRA_GUARDED_BY(mu_) = false;
+  bool running_ TEPHRA_GUARDED_BY(mu_) = false;
+  core::Status failure_ TEPHRA_GUARDED_BY(mu_);
 
   struct Slot {
     std::unique_ptr<Runnable> r;
     std::thread t;
   };
-  std::vector<Slot> runnables_;
+  std::vector<Slot> runnables_ TEPHRA_GUARDED_BY(mu_);
   std::stop_source leader_stop_, all_stop_;
 
   std::unique_ptr<HttpServer> metrics_srv_, health_srv_;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/sched/result.h"
 #include "tephra/scheduler/status_writer.h"
@@ -56,21 +57,23 @@ class Evictor {
   size_t remembered() const;
 
  private:
-  void ExecuteOne(const sched::EvictDecision& d, std::chrono::steady_clock::time_point now, EvictOutcome* out);
-  void Worker();
-  void Forget(std::chrono::steady_clock::time_point now);  // holds mu_
+  void ExecuteOne(const sched::EvictDecision& d, std::chrono::steady_clock::time_point now, EvictOutcome* out)
+      TEPHRA_EXCLUDES(mu_);
+  void Worker() TEPHRA_EXCLUDES(mu_);
+  void Forget(std::chrono::steady_clock::time_point now) TEPHRA_REQUIRES(mu_);
 
   kube::ClientPtr client_;
   EventSink events_;
   std::chrono::seconds remember_;
-  mutable std::mutex mu_;  // guards everything below
-  std::map<std::string, std::chrono::steady_clock::time_point> deleted_;  // uid -> when (or in flight)
-  std::condition_variable cv_, idle_cv_;
-  std::deque<sched::EvictDecision> queue_;
-  int in_flight_ = 0;
-  bool stopping_ = false;
-  std::function<void(const EvictOutcome&)> on_done_;
-  std::vector<std::thread> threads_;
+  mutable core::Mutex mu_;
+  // uid -> when deleted (or claimed by a worker about to delete it)
+  std::map<std::string, std::chrono::steady_clock::time_point> deleted_ TEPHRA_GUARDED_BY(mu_);
+  core::CondVar cv_, idle_cv_;
+  std::deque<sched::EvictDecision> queue_ TEPHRA_GUARDED_BY(mu_);
+  int in_flight_ TEPHRA_GUARDED_BY(mu_) = 0;
+  bool stopping_ TEPHRA_GUARDED_BY(mu_) = false;
+  std::function<void(const EvictOutcome&)> on_done_;  // set by Start before any worker exists
+  std::vector<std::thread> threads_ TEPHRA_GUARDED_BY(mu_);
 };
 
 // "Pod ns/name is evicted by preempt for ns/job" (the message on both Events).
