@@ -12,7 +12,7 @@ set(TEPHRA_IO_HEADERS
   cpprest/ws_client.h cpprest/http_msg.h pplx/pplxtasks.h
   openssl/ssl.h openssl/err.h openssl/evp.h openssl/pem.h openssl/rsa.h openssl/x509.h openssl/x509v3.h
   openssl/bio.h openssl/crypto.h openssl/bn.h openssl/rand.h openssl/sha.h
-  boost/asio.hpp boost/asio/ssl.hpp boost/beast.hpp)
+  boost/asio.hpp boost/asio/ssl.hpp boost/beast.hpp httplib.h)
 set(TEPHRA_CORE_EXTRA_HEADERS yaml-cpp/yaml.h spdlog/spdlog.h spdlog/logger.h fmt/format.h CLI/CLI.hpp)
 
 function(_tephra_make_poison group)
@@ -35,8 +35,8 @@ endfunction()
 
 function(tephra_check_layering)
   get_property(entries GLOBAL PROPERTY TEPHRA_LAYERED_TARGETS)
-  set(forbidden_core cpprest OpenSSL yaml-cpp spdlog CLI11 Boost tephra_kube tephra_reconcilers tephra_scheduler)
-  set(forbidden_adapters cpprest OpenSSL Boost)
+  set(forbidden_core cpprest OpenSSL yaml-cpp spdlog CLI11 Boost HTTPLIB tephra_kube tephra_reconcilers tephra_scheduler)
+  set(forbidden_adapters cpprest OpenSSL Boost HTTPLIB)
   foreach(e IN LISTS entries)
     string(REPLACE ":" ";" parts "${e}")
     list(GET parts 0 target)

@@ -1,286 +1,283 @@
-// POSIX-socket adapter for http_server.h.
+// The one adapter of cpp-httplib (and, for TLS certificates, of OpenSSL's SSL_CTX API): nothing else
+// includes <httplib.h>. docs/http-server.md explains the choice and the threading model.
 #include "tephra/kube/http_server.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <poll.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstring>
+#include <httplib.h>
 
 #include "tephra/kube/leader_election.h"
+#include "tephra/kube/log.h"
 
 namespace tephra::kube {
+
 namespace {
 
-constexpr size_t kMaxRequestHead = 16 * 1024;
+std::string OpenSslError() {
+  unsigned long e = ERR_get_error();
+  if (e == 0) return "unknown OpenSSL error";
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof buf);
+  ERR_clear_error();
+  return buf;
+}
 
-const char* Reason(int status) {
-  switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 411: return "Length Required";
-    case 413: return "Payload Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
+int64_t MTimeNs(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return -1;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+// The serving certificate, re-read when its files change. Handshakes ask for it through SSL_CTX's
+// certificate callback, so a rotated certificate applies to the next connection; a rotation that cannot be
+// loaded (half-written files, a key that does not match) keeps the last good pair and is logged.
+class CertSource {
+ public:
+  CertSource(std::string cert_file, std::string key_file, std::chrono::seconds check)
+      : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)), check_(check) {}
+  ~CertSource() { Free(&cur_); }
+
+  core::Status LoadInitial() {
+    std::lock_guard l(mu_);
+    Pair p;
+    TEPHRA_RETURN_IF_ERROR(Read(&p));
+    cur_ = p;
+    last_check_ = std::chrono::steady_clock::now();
+    return core::Status::OK();
   }
-}
 
-void WriteAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // peer went away: nothing useful to do
-    off += static_cast<size_t>(n);
+  // SSL_CTX_set_cert_cb callback.
+  static int Callback(SSL* ssl, void* arg) { return static_cast<CertSource*>(arg)->Apply(ssl); }
+
+ private:
+  struct Pair {
+    X509* cert = nullptr;
+    STACK_OF(X509)* chain = nullptr;
+    EVP_PKEY* key = nullptr;
+    int64_t cert_mtime = 0, key_mtime = 0;
+  };
+  static void Free(Pair* p) {
+    if (p->cert) X509_free(p->cert);
+    if (p->chain) sk_X509_pop_free(p->chain, X509_free);
+    if (p->key) EVP_PKEY_free(p->key);
+    *p = Pair{};
   }
-}
 
-void SendResponse(int fd, const ServerResponse& r, bool head) {
-  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) + "\r\n";
-  out += "Content-Type: " + r.content_type + "\r\n";
-  out += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
-  out += "Connection: close\r\n\r\n";
-  if (!head) out += r.body;
-  WriteAll(fd, out);
-}
-
-// Value of header `name` (case-insensitive) in the request head, trimmed; "" when absent.
-std::string HeaderValue(const std::string& head, const std::string& name) {
-  size_t pos = head.find("\r\n");
-  while (pos != std::string::npos && pos + 2 < head.size()) {
-    size_t start = pos + 2;
-    size_t end = head.find("\r\n", start);
-    if (end == std::string::npos || end == start) break;
-    std::string line = head.substr(start, end - start);
-    auto colon = line.find(':');
-    if (colon != std::string::npos && colon == name.size() &&
-        std::equal(name.begin(), name.end(), line.begin(),
-                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
-                                               std::tolower(static_cast<unsigned char>(b)); })) {
-      std::string v = line.substr(colon + 1);
-      v.erase(0, v.find_first_not_of(" \t"));
-      v.erase(v.find_last_not_of(" \t") + 1);
-      return v;
+  core::Status Read(Pair* out) {
+    Pair p;
+    p.cert_mtime = MTimeNs(cert_file_);
+    p.key_mtime = MTimeNs(key_file_);
+    BIO* cb = BIO_new_file(cert_file_.c_str(), "r");
+    if (!cb) return core::InvalidArgumentError("--tls-cert-file " + cert_file_ + ": cannot read: " + OpenSslError());
+    p.cert = PEM_read_bio_X509_AUX(cb, nullptr, nullptr, nullptr);
+    if (p.cert) {
+      p.chain = sk_X509_new_null();
+      while (X509* extra = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr)) sk_X509_push(p.chain, extra);
+      ERR_clear_error();  // the loop ends on "no start line"
     }
-    pos = end;
+    BIO_free(cb);
+    if (!p.cert) {
+      Free(&p);
+      return core::InvalidArgumentError("--tls-cert-file " + cert_file_ + ": no PEM certificate: " + OpenSslError());
+    }
+    BIO* kb = BIO_new_file(key_file_.c_str(), "r");
+    if (!kb) {
+      Free(&p);
+      return core::InvalidArgumentError("--tls-private-key-file " + key_file_ + ": cannot read: " + OpenSslError());
+    }
+    p.key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
+    BIO_free(kb);
+    if (!p.key) {
+      Free(&p);
+      return core::InvalidArgumentError("--tls-private-key-file " + key_file_ + ": no PEM private key: " + OpenSslError());
+    }
+    if (X509_check_private_key(p.cert, p.key) != 1) {
+      Free(&p);
+      return core::InvalidArgumentError("--tls-private-key-file " + key_file_ + " does not match the certificate in " +
+                                        cert_file_);
+    }
+    *out = p;
+    return core::Status::OK();
   }
-  return {};
-}
 
-bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
+  int Apply(SSL* ssl) {
+    std::lock_guard l(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_check_ >= check_) {
+      last_check_ = now;
+      if (MTimeNs(cert_file_) != cur_.cert_mtime || MTimeNs(key_file_) != cur_.key_mtime) {
+        Pair next;
+        if (auto s = Read(&next); s.ok()) {
+          Free(&cur_);
+          cur_ = next;
+          log::Info("serving certificate reloaded").Kv("cert", cert_file_);
+        } else {
+          log::Warn("serving certificate changed but cannot be loaded; keeping the previous one").Kv("error", s);
+        }
+      }
+    }
+    // SSL_use_cert_and_key takes its own references.
+    return SSL_use_cert_and_key(ssl, cur_.cert, cur_.key, cur_.chain, 1) == 1 ? 1 : 0;
+  }
+
+  const std::string cert_file_, key_file_;
+  const std::chrono::seconds check_;
+  std::mutex mu_;
+  Pair cur_;
+  std::chrono::steady_clock::time_point last_check_{};
+};
 
 }  // namespace
 
-HttpServer::HttpServer() = default;
+struct HttpServer::Impl {
+  std::unique_ptr<CertSource> certs;
+  std::unique_ptr<httplib::Server> srv;
+};
+
+HttpServer::HttpServer() : HttpServer(HttpServerOptions{}) {}
+HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)) {}
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Handle(const std::string& path, HttpHandler handler) {
-  std::lock_guard<std::mutex> l(mu_);
+  std::lock_guard l(mu_);
   handlers_[path] = std::move(handler);
 }
 
 void HttpServer::HandlePost(const std::string& path, HttpHandler handler) {
-  std::lock_guard<std::mutex> l(mu_);
+  std::lock_guard l(mu_);
   post_handlers_[path] = std::move(handler);
 }
 
+ServerResponse HttpServer::Dispatch(const ServerRequest& req) {
+  HttpHandler h;
+  bool known = false;
+  {
+    std::lock_guard l(mu_);
+    const bool get = req.method == "GET" || req.method == "HEAD";
+    auto& map = get ? handlers_ : post_handlers_;
+    if (get || req.method == "POST") {
+      if (auto it = map.find(req.path); it != map.end()) h = it->second;
+    }
+    known = handlers_.count(req.path) || post_handlers_.count(req.path);
+  }
+  if (!h) {
+    if (known) return {405, "text/plain; charset=utf-8", "method " + req.method + " not allowed on " + req.path + "\n"};
+    return {404, "text/plain; charset=utf-8", "not found: " + req.path + "\n"};
+  }
+  try {
+    return h(req);
+  } catch (const std::exception& e) {
+    log::Error("http handler failed").Kv("path", req.path).Kv("error", e.what());
+    return {500, "text/plain; charset=utf-8", "internal error\n"};
+  } catch (...) {
+    log::Error("http handler failed").Kv("path", req.path);
+    return {500, "text/plain; charset=utf-8", "internal error\n"};
+  }
+}
+
 core::Status HttpServer::Start(const std::string& address) {
-  if (listen_fd_ >= 0) return core::FailedPreconditionError("http server already started");
+  if (impl_) return core::FailedPreconditionError("http server already started");
   auto colon = address.rfind(':');
   if (colon == std::string::npos) return core::InvalidArgumentError("address \"" + address + "\" is not host:port");
   std::string host = address.substr(0, colon);
-  std::string port = address.substr(colon + 1);
+  const std::string port_s = address.substr(colon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  if (port.empty()) return core::InvalidArgumentError("address \"" + address + "\" has no port");
+  if (host.empty()) host = "0.0.0.0";
+  int port = -1;
+  try {
+    size_t used = 0;
+    port = std::stoi(port_s, &used);
+    if (used != port_s.size()) port = -1;
+  } catch (...) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) return core::InvalidArgumentError("address \"" + address + "\" has no valid port");
+  if (options_.tls_cert_file.empty() != options_.tls_key_file.empty())
+    return core::InvalidArgumentError("TLS needs both --tls-cert-file and --tls-private-key-file");
 
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* res = nullptr;
-  int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &res);
-  if (rc != 0) return core::InvalidArgumentError("resolving \"" + address + "\": " + gai_strerror(rc));
-  std::string last_err = "no address";
-  int fd = -1;
-  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
-    fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) {
-      last_err = std::strerror(errno);
-      continue;
-    }
+  auto impl = std::make_unique<Impl>();
+  if (!options_.tls_cert_file.empty()) {
+    impl->certs = std::make_unique<CertSource>(options_.tls_cert_file, options_.tls_key_file, options_.cert_check_interval);
+    TEPHRA_RETURN_IF_ERROR(impl->certs->LoadInitial());
+    CertSource* certs = impl->certs.get();
+    std::string ca = options_.client_ca_file;
+    std::string ca_error;
+    impl->srv = std::make_unique<httplib::SSLServer>([certs, ca, &ca_error](SSL_CTX& ctx) {
+      SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+      SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
+      SSL_CTX_set_cert_cb(&ctx, &CertSource::Callback, certs);
+      if (!ca.empty()) {
+        if (SSL_CTX_load_verify_locations(&ctx, ca.c_str(), nullptr) != 1) {
+          ca_error = "--ca-cert-file " + ca + ": " + OpenSslError();
+          return false;
+        }
+        SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+      }
+      return true;
+    });
+    if (!impl->srv->is_valid())
+      return core::InvalidArgumentError(ca_error.empty() ? "cannot set up TLS: " + OpenSslError() : ca_error);
+  } else {
+    impl->srv = std::make_unique<httplib::Server>();
+  }
+  httplib::Server& srv = *impl->srv;
+  const size_t workers = static_cast<size_t>(std::max(1, options_.workers));
+  srv.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+  srv.set_keep_alive_max_count(options_.keep_alive_max_requests);
+  srv.set_keep_alive_timeout(static_cast<time_t>(options_.keep_alive_timeout.count()));
+  srv.set_read_timeout(options_.read_timeout);
+  srv.set_write_timeout(options_.write_timeout);
+  srv.set_payload_max_length(options_.max_body_bytes);
+  srv.set_tcp_nodelay(true);
+  // The library's default also sets SO_REUSEPORT, which lets a second process bind the same port and
+  // silently share its traffic; a port in use must be an error, as it is for every other server.
+  srv.set_socket_options([](socket_t sock) {
     int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 64) == 0) break;
-    last_err = std::strerror(errno);
-    ::close(fd);
-    fd = -1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  });
+  auto serve = [this](const httplib::Request& r, httplib::Response& w) {
+    ServerRequest req;
+    req.method = r.method;
+    req.path = r.path;
+    if (auto q = r.target.find('?'); q != std::string::npos) req.query = r.target.substr(q + 1);
+    req.body = r.body;
+    ServerResponse resp = Dispatch(req);
+    w.status = resp.status;
+    w.set_content(std::move(resp.body), resp.content_type.c_str());
+  };
+  // Catch-all routes: handlers may be added after Start (the map is ours, under mu_), and 404/405 are ours.
+  srv.Get(".*", serve);
+  srv.Post(".*", serve);
+  srv.Put(".*", serve);
+  srv.Patch(".*", serve);
+  srv.Delete(".*", serve);
+  srv.Options(".*", serve);
+  srv.set_exception_handler([](const httplib::Request&, httplib::Response& w, std::exception_ptr) {
+    w.status = 500;
+    w.set_content("internal error\n", "text/plain; charset=utf-8");
+  });
+  if (port == 0) {
+    port = srv.bind_to_any_port(host);
+    if (port < 0) return core::UnavailableError("listening on \"" + address + "\": cannot bind");
+  } else if (!srv.bind_to_port(host, port)) {
+    return core::UnavailableError("listening on \"" + address + "\": cannot bind (in use, or not a local address)");
   }
-  ::freeaddrinfo(res);
-  if (fd < 0) return core::UnavailableError("listening on \"" + address + "\": " + last_err);
-
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-  port_ = ss.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port)
-                                   : ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-  if (::pipe2(wake_pipe_, O_CLOEXEC) != 0) {
-    ::close(fd);
-    return core::InternalError(std::string("pipe: ") + std::strerror(errno));
-  }
-  listen_fd_ = fd;
-  thread_ = std::thread([this] { Serve(); });
+  port_ = port;
+  impl_ = std::move(impl);
+  httplib::Server* s = impl_->srv.get();
+  thread_ = std::thread([s] { s->listen_after_bind(); });
   return core::Status::OK();
 }
 
 void HttpServer::Stop() {
-  if (listen_fd_ < 0) return;
-  char c = 'x';
-  ssize_t ignored = ::write(wake_pipe_[1], &c, 1);
-  (void)ignored;
+  if (!impl_) return;
+  impl_->srv->stop();
   if (thread_.joinable()) thread_.join();
-  ::close(listen_fd_);
-  ::close(wake_pipe_[0]);
-  ::close(wake_pipe_[1]);
-  listen_fd_ = -1;
-}
-
-void HttpServer::Serve() {
-  while (true) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
-    int n = ::poll(fds, 2, -1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents) return;
-    if (!(fds[0].revents & POLLIN)) continue;
-    int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) continue;
-    timeval tv{2, 0};
-    ::setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ::setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    HandleConnection(c);
-    ::close(c);
-  }
-}
-
-void HttpServer::HandleConnection(int fd) {
-  const std::string text = "text/plain; charset=utf-8";
-  std::string head;
-  char buf[8192];
-  size_t head_end;
-  while ((head_end = head.find("\r\n\r\n")) == std::string::npos) {
-    if (head.size() > kMaxRequestHead) {
-      SendResponse(fd, {431, text, "request head too large\n"}, false);
-      return;
-    }
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    head.append(buf, static_cast<size_t>(n));
-  }
-  // Whatever arrived after the blank line is the start of the body.
-  std::string body = head.substr(head_end + 4);
-  head.resize(head_end + 2);  // keep the last header's CRLF so HeaderValue sees complete lines
-  auto eol = head.find("\r\n");
-  std::string line = head.substr(0, eol);
-  auto s1 = line.find(' ');
-  auto s2 = line.find(' ', s1 == std::string::npos ? 0 : s1 + 1);
-  if (s1 == std::string::npos || s2 == std::string::npos) {
-    SendResponse(fd, {400, text, "malformed request line\n"}, false);
-    return;
-  }
-  ServerRequest req;
-  req.method = line.substr(0, s1);
-  std::string target = line.substr(s1 + 1, s2 - s1 - 1);
-  auto q = target.find('?');
-  req.path = target.substr(0, q);
-  if (q != std::string::npos) req.query = target.substr(q + 1);
-  const bool head_only = req.method == "HEAD";
-  const bool post = req.method == "POST";
-  if (req.method != "GET" && !head_only && !post) {
-    SendResponse(fd, {405, text, "only GET, HEAD and POST are supported\n"}, false);
-    return;
-  }
-  HttpHandler h;
-  bool other_method = false;  // the path exists, but not for this method
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    auto& mine = post ? post_handlers_ : handlers_;
-    auto& other = post ? handlers_ : post_handlers_;
-    auto it = mine.find(req.path);
-    if (it != mine.end()) h = it->second;
-    else other_method = other.count(req.path) > 0;
-  }
-  if (!h) {
-    if (other_method) SendResponse(fd, {405, text, req.method + " is not supported on " + req.path + "\n"}, head_only);
-    else SendResponse(fd, {404, text, "404 page not found\n"}, head_only);
-    return;
-  }
-  if (post) {
-    if (!HeaderValue(head, "Transfer-Encoding").empty() && !EqualsIgnoreCase(HeaderValue(head, "Transfer-Encoding"), "identity")) {
-      SendResponse(fd, {411, text, "request body must have a Content-Length (chunked is not supported)\n"}, false);
-      return;
-    }
-    const std::string cl = HeaderValue(head, "Content-Length");
-    size_t length = 0;
-    if (!cl.empty()) {
-      // Digits only: a sign, spaces or a suffix make the length ambiguous, so they are rejected.
-      if (cl.size() > 19 || cl.find_first_not_of("0123456789") != std::string::npos) {
-        SendResponse(fd, {400, text, "malformed Content-Length \"" + cl + "\"\n"}, false);
-        return;
-      }
-      length = static_cast<size_t>(std::stoull(cl));
-    }
-    if (length > max_body_bytes_) {
-      SendResponse(fd, {413, text, "request body of " + std::to_string(length) + " bytes exceeds the limit of " +
-                                       std::to_string(max_body_bytes_) + " bytes\n"}, false);
-      return;
-    }
-    if (body.size() > length) {
-      SendResponse(fd, {400, text, "more data than Content-Length (pipelining is not supported)\n"}, false);
-      return;
-    }
-    // curl and some clients wait for this interim response before sending a large body.
-    if (EqualsIgnoreCase(HeaderValue(head, "Expect"), "100-continue") && body.size() < length)
-      WriteAll(fd, "HTTP/1.1 100 Continue\r\n\r\n");
-    body.reserve(length);
-    while (body.size() < length) {
-      ssize_t n = ::recv(fd, buf, std::min(sizeof buf, length - body.size()), 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        // Timeout or the peer closed early: tell it (if it still listens) rather than run a truncated body.
-        SendResponse(fd, {400, text, "request body shorter than Content-Length\n"}, false);
-        return;
-      }
-      body.append(buf, static_cast<size_t>(n));
-    }
-    req.body = std::move(body);
-  }
-  ServerResponse resp;
-  try {
-    resp = h(req);
-  } catch (const std::exception& e) {
-    resp = {500, text, std::string("internal error: ") + e.what() + "\n"};
-  }
-  SendResponse(fd, resp, head_only);
+  impl_.reset();
 }
 
 void InstallStandardEndpoints(HttpServer& server, metrics::Registry& registry, std::vector<ReadinessCheck> checks) {

@@ -1,44 +1,38 @@
+// kube::HttpServer over loopback with a real HTTP client (cpp-httplib's, in tests only): routing, bodies,
+// limits, keep-alive, concurrency, TLS with certificate rotation, the standard endpoints, and Stop().
 #include "tephra/kube/http_server.h"
 
-#include <arpa/inet.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
 
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "testing/fake_client.h"
 #include "tephra/core/clock.h"
 #include "tephra/kube/leader_election.h"
-#include "testing/fake_client.h"
+#include "tephra/kube/metrics.h"
 
 namespace tephra::kube {
 namespace {
 
-// Minimal HTTP client: sends `request` verbatim, returns the whole response.
-std::string Send(int port, const std::string& request) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return "connect failed";
-  }
-  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
+httplib::Client Local(int port) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_connection_timeout(5);
+  c.set_read_timeout(5);
+  return c;
 }
-std::string Get(int port, const std::string& path) {
-  return Send(port, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
-}
-std::string Body(const std::string& resp) { return resp.substr(resp.find("\r\n\r\n") + 4); }
 
 TEST(HttpServerTest, ServesMetricsHealthAndReadiness) {
   metrics::Registry reg;
@@ -48,32 +42,220 @@ TEST(HttpServerTest, ServesMetricsHealthAndReadiness) {
   InstallStandardEndpoints(s, reg, {{"caches-synced", [&] { return synced.load(); }}});
   ASSERT_TRUE(s.Start("127.0.0.1:0").ok());
   ASSERT_GT(s.port(), 0);
+  auto c = Local(s.port());
 
-  auto m = Get(s.port(), "/metrics");
-  EXPECT_EQ(m.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << m;
-  EXPECT_NE(m.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos);
-  EXPECT_EQ(Body(m), "# HELP things_total Things.\n# TYPE things_total counter\nthings_total 3\n");
+  auto m = c.Get("/metrics");
+  ASSERT_TRUE(m) << httplib::to_string(m.error());
+  EXPECT_EQ(m->status, 200);
+  EXPECT_EQ(m->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(m->body, "# HELP things_total Things.\n# TYPE things_total counter\nthings_total 3\n");
+  EXPECT_EQ(c.Get("/healthz")->body, "ok");
 
-  EXPECT_EQ(Body(Get(s.port(), "/healthz")), "ok");
-
-  auto r = Get(s.port(), "/readyz");
-  EXPECT_EQ(r.rfind("HTTP/1.1 503", 0), 0u) << r;
-  EXPECT_EQ(Body(r), "[-]caches-synced failed\nreadyz check failed\n");
+  auto r = c.Get("/readyz");
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(r->body, "[-]caches-synced failed\nreadyz check failed\n");
   synced = true;
-  r = Get(s.port(), "/readyz?verbose");
-  EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
-  EXPECT_EQ(Body(r), "[+]caches-synced ok\nreadyz check passed\n");
+  r = c.Get("/readyz?verbose");
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "[+]caches-synced ok\nreadyz check passed\n");
 
-  EXPECT_EQ(Get(s.port(), "/nope").rfind("HTTP/1.1 404", 0), 0u);
-  EXPECT_EQ(Send(s.port(), "POST /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
-  EXPECT_EQ(Send(s.port(), "garbage\r\n\r\n").rfind("HTTP/1.1 400", 0), 0u);
-  auto head = Send(s.port(), "HEAD /healthz HTTP/1.1\r\n\r\n");
-  EXPECT_EQ(Body(head), "");
-  EXPECT_NE(head.find("Content-Length: 2\r\n"), std::string::npos);
-  // Still serving after the bad requests.
-  EXPECT_EQ(Body(Get(s.port(), "/healthz")), "ok");
+  EXPECT_EQ(c.Get("/nope")->status, 404);
+  EXPECT_EQ(c.Post("/metrics", "{}", "application/json")->status, 405);
+  EXPECT_EQ(c.Delete("/metrics")->status, 405);
+  auto head = c.Head("/healthz");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_EQ(head->body, "");
   s.Stop();
   s.Stop();
+}
+
+TEST(HttpServerTest, PostBodiesQueriesAndLimits) {
+  HttpServer s;
+  s.set_max_body_bytes(1000);
+  std::atomic<int> calls{0};
+  s.HandlePost("/echo", [&](const ServerRequest& r) {
+    ++calls;
+    return ServerResponse{200, "application/octet-stream", r.query + "|" + r.body};
+  });
+  ASSERT_TRUE(s.Start("127.0.0.1:0").ok());
+  auto c = Local(s.port());
+  std::string binary(300, '\0');
+  for (size_t i = 0; i < binary.size(); ++i) binary[i] = static_cast<char>(i);
+  auto r = c.Post("/echo?x=1", binary, "application/octet-stream");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "x=1|" + binary);
+  EXPECT_EQ(c.Post("/echo", std::string(1000, 'y'), "text/plain")->status, 200);
+  const int before = calls;
+  auto big = c.Post("/echo", std::string(1001, 'y'), "text/plain");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(calls, before) << "the handler must not see an oversize body";
+  EXPECT_EQ(c.Get("/echo")->status, 405);
+}
+
+TEST(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+  HttpServer s;
+  s.Handle("/n", [](const ServerRequest&) { return ServerResponse{200, "text/plain", "x"}; });
+  ASSERT_TRUE(s.Start("127.0.0.1:0").ok());
+  std::atomic<int> connections{0};
+  httplib::Client c("127.0.0.1", s.port());
+  c.set_keep_alive(true);
+  c.set_socket_options([&](int sock) {
+    ++connections;  // called once per new connection
+    int one = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  });
+  for (int i = 0; i < 50; ++i) {
+    auto r = c.Get("/n");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+  }
+  EXPECT_EQ(connections, 1);
+}
+
+TEST(HttpServerTest, SlowHandlerDoesNotBlockOthersAndThrowingHandlerIs500) {
+  HttpServer s;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  s.Handle("/slow", [gate](const ServerRequest&) {
+    gate.wait();
+    return ServerResponse{200, "text/plain", "slow"};
+  });
+  s.Handle("/fast", [](const ServerRequest&) { return ServerResponse{200, "text/plain", "fast"}; });
+  s.Handle("/throws", [](const ServerRequest&) -> ServerResponse { throw std::runtime_error("boom"); });
+  ASSERT_TRUE(s.Start("127.0.0.1:0").ok());
+  auto slow = std::async(std::launch::async, [&] { return Local(s.port()).Get("/slow"); });
+  auto c = Local(s.port());
+  auto f = c.Get("/fast");  // answered while /slow still holds its worker
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->body, "fast");
+  auto t = c.Get("/throws");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->status, 500);
+  release.set_value();
+  auto sr = slow.get();
+  ASSERT_TRUE(sr);
+  EXPECT_EQ(sr->body, "slow");
+}
+
+// A self-signed EC certificate for 127.0.0.1 with the given common name, written as PEM files.
+void WriteCert(const std::string& cn, const std::string& cert_path, const std::string& key_path) {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  ASSERT_NE(key, nullptr);
+  X509* x = X509_new();
+  ASSERT_EQ(X509_set_version(x, 2), 1);
+  ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+  X509_gmtime_adj(X509_getm_notBefore(x), -60);
+  X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+  X509_set_pubkey(x, key);
+  X509_NAME* name = X509_get_subject_name(x);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_set_issuer_name(x, name);
+  ASSERT_GT(X509_sign(x, key, EVP_sha256()), 0);
+  FILE* f = std::fopen(cert_path.c_str(), "w");
+  PEM_write_X509(f, x);
+  std::fclose(f);
+  f = std::fopen(key_path.c_str(), "w");
+  PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr);
+  std::fclose(f);
+  X509_free(x);
+  EVP_PKEY_free(key);
+}
+
+// The common name of the certificate the server presents (a bare TLS handshake, no verification).
+std::string ServedCommonName(int port) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string cn;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    if (SSL_connect(ssl) == 1) {
+      if (X509* peer = SSL_get1_peer_certificate(ssl)) {
+        char buf[256] = {0};
+        X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, buf, sizeof buf);
+        cn = buf;
+        X509_free(peer);
+      }
+      SSL_shutdown(ssl);
+    }
+    SSL_free(ssl);
+  }
+  ::close(fd);
+  SSL_CTX_free(ctx);
+  return cn;
+}
+
+TEST(HttpServerTest, TlsServesAndPicksUpARotatedCertificate) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tephra-tls-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "tls.crt").string(), key = (dir / "tls.key").string();
+  WriteCert("first", cert, key);
+  HttpServerOptions o;
+  o.tls_cert_file = cert;
+  o.tls_key_file = key;
+  o.cert_check_interval = std::chrono::seconds(0);  // every handshake looks at the files
+  HttpServer s(o);
+  s.Handle("/healthz", [](const ServerRequest&) { return ServerResponse{200, "text/plain", "ok"}; });
+  ASSERT_TRUE(s.Start("127.0.0.1:0").ok());
+  EXPECT_TRUE(s.tls());
+  httplib::SSLClient c("127.0.0.1", s.port());
+  c.enable_server_certificate_verification(false);
+  auto r = c.Get("/healthz");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->body, "ok");
+  EXPECT_EQ(ServedCommonName(s.port()), "first");
+  // Plain HTTP to a TLS port gets no answer.
+  EXPECT_FALSE(Local(s.port()).Get("/healthz"));
+
+  // Rotation in place (as a Secret volume or cert-manager does); the mtime must move for the check to see it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WriteCert("second", cert, key);
+  EXPECT_EQ(ServedCommonName(s.port()), "second");
+  // A broken rotation keeps the last good certificate.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::ofstream(key) << "not a key";
+  EXPECT_EQ(ServedCommonName(s.port()), "second");
+  s.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HttpServerTest, BadCertificatesAndAddressesAreClearErrors) {
+  HttpServerOptions o;
+  o.tls_cert_file = "/nonexistent/tls.crt";
+  o.tls_key_file = "/nonexistent/tls.key";
+  HttpServer t(o);
+  auto st = t.Start("127.0.0.1:0");
+  EXPECT_EQ(st.code(), core::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("/nonexistent/tls.crt"), std::string::npos) << st;
+
+  HttpServer s;
+  EXPECT_EQ(s.Start("nocolon").code(), core::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.Start("127.0.0.1:").code(), core::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.Start("127.0.0.1:http").code(), core::StatusCode::kInvalidArgument);
+  HttpServer a;
+  ASSERT_TRUE(a.Start("127.0.0.1:0").ok());
+  HttpServer b;
+  EXPECT_EQ(b.Start("127.0.0.1:" + std::to_string(a.port())).code(), core::StatusCode::kUnavailable);
+}
+
+TEST(HttpServerTest, StopReturnsPromptlyWithAnIdleKeepAliveClient) {
+  HttpServer s;
+  s.Handle("/x", [](const ServerRequest&) { return ServerResponse{200, "text/plain", "x"}; });
+  ASSERT_TRUE(s.Start("127.0.0.1:0").ok());
+  httplib::Client c("127.0.0.1", s.port());
+  c.set_keep_alive(true);
+  ASSERT_TRUE(c.Get("/x"));
+  const auto t0 = std::chrono::steady_clock::now();
+  s.Stop();
+  // Bounded by the keep-alive timeout (2 s by default), never by the client.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4));
 }
 
 TEST(HttpServerTest, ReadinessFollowsLeaderElection) {
@@ -88,22 +270,13 @@ TEST(HttpServerTest, ReadinessFollowsLeaderElection) {
   HttpServer s;
   InstallStandardEndpoints(s, reg, {LeaderElectionCheck(le->get())});
   ASSERT_TRUE(s.Start("127.0.0.1:0").ok());
-  EXPECT_EQ(Get(s.port(), "/readyz").rfind("HTTP/1.1 200", 0), 0u);  // standing by counts as ready
+  auto c = Local(s.port());
+  EXPECT_EQ(c.Get("/readyz")->status, 200);  // standing by counts as ready
   (*le)->Poll();
   EXPECT_TRUE((*le)->IsLeader());
-  EXPECT_EQ(Get(s.port(), "/readyz").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(c.Get("/readyz")->status, 200);
   (*le)->Stop();
-  EXPECT_EQ(Get(s.port(), "/readyz").rfind("HTTP/1.1 503", 0), 0u);
-}
-
-TEST(HttpServerTest, BadAddressesAreErrors) {
-  HttpServer s;
-  EXPECT_EQ(s.Start("nocolon").code(), core::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.Start("127.0.0.1:").code(), core::StatusCode::kInvalidArgument);
-  HttpServer a;
-  ASSERT_TRUE(a.Start("127.0.0.1:0").ok());
-  HttpServer b;
-  EXPECT_EQ(b.Start("127.0.0.1:" + std::to_string(a.port())).code(), core::StatusCode::kUnavailable);
+  EXPECT_EQ(c.Get("/readyz")->status, 503);
 }
 
 }  // namespace

@@ -1,13 +1,9 @@
 // The kube-scheduler extender handlers (filter, prioritize, bind) over a synthetic ClusterState, plus the
 // endpoints over a loopback HttpServer. No cluster; milliseconds.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <mutex>
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "testing/fake_client.h"
 #include "tephra/api/core_v1.h"
@@ -210,27 +206,6 @@ TEST(ExtenderBindTest, BindsThroughTheClient) {
   EXPECT_EQ(Bind(fc, R"({"PodName":"p","Node":3})").http_status, 400);
 }
 
-std::string Post(int port, const std::string& path, const std::string& body) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return "connect failed";
-  }
-  std::string req = "POST " + path + " HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: " +
-                    std::to_string(body.size()) + "\r\n\r\n" + body;
-  ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
-
 TEST_F(ExtenderTest, EndpointsUnderAPrefixTakeTheStateLock) {
   std::mutex mu;
   int locked_calls = 0;
@@ -243,16 +218,20 @@ TEST_F(ExtenderTest, EndpointsUnderAPrefixTakeTheStateLock) {
                            },
                            std::make_shared<FakeClient>());
   ASSERT_TRUE(srv.Start("127.0.0.1:0").ok());
-  auto r = Post(srv.port(), "/tephra/filter", json({{"Pod", PodJson("1")}, {"NodeNames", {"free", "full"}}}).dump());
-  ASSERT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
-  EXPECT_NE(r.find("Content-Type: application/json"), std::string::npos);
-  EXPECT_EQ(json::parse(r.substr(r.find("\r\n\r\n") + 4))["NodeNames"], json({"free"}));
-  r = Post(srv.port(), "/tephra/prioritize", "{oops");
-  EXPECT_EQ(r.rfind("HTTP/1.1 400", 0), 0u) << r;
-  EXPECT_NE(r.find("bad extender request: body is not JSON"), std::string::npos);
-  r = Post(srv.port(), "/tephra/bind", R"({"PodName":"x","PodNamespace":"default","Node":"free"})");
-  EXPECT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
-  EXPECT_EQ(Post(srv.port(), "/filter", "{}").rfind("HTTP/1.1 404", 0), 0u);
+  httplib::Client c("127.0.0.1", srv.port());
+  auto r = c.Post("/tephra/filter", json({{"Pod", PodJson("1")}, {"NodeNames", {"free", "full"}}}).dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(json::parse(r->body)["NodeNames"], json({"free"}));
+  r = c.Post("/tephra/prioritize", "{oops", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("bad extender request: body is not JSON"), std::string::npos);
+  r = c.Post("/tephra/bind", R"({"PodName":"x","PodNamespace":"default","Node":"free"})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(c.Post("/filter", "{}", "application/json")->status, 404);
   srv.Stop();
   std::lock_guard l(mu);
   // Only the well-formed filter reached the state: a body that does not parse is answered before, and bind

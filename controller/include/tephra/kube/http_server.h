@@ -1,11 +1,13 @@
-// A small HTTP/1.1 server for /metrics, /healthz and /readyz, and for small JSON POST APIs (the scheduler
-// extender). GET/HEAD on Handle() paths, POST on HandlePost() paths; one request per connection
-// (Connection: close), exact path match. Requests are handled one at a time on the server thread with a
-// 2 s socket timeout: enough for probes, scrapes and a scheduler's webhook calls, not a general web server.
-// POST bodies need Content-Length (chunked is answered 411) and are capped (413 beyond max_body_bytes).
-// No socket library type appears here (POSIX sockets live in controller/src/server/http_server.cc).
+// The HTTP/1.1 (and HTTPS) server of every role: /metrics, /healthz, /readyz, the scheduler extender API and
+// the admission webhooks. Built on cpp-httplib (Debian's libcpp-httplib; controller/src/server/ is its one
+// adapter, docs/http-server.md says why this library): a worker pool, keep-alive, read/write/idle timeouts,
+// bounded bodies (413 beyond max_body_bytes), TLS through OpenSSL with the certificate re-read when its
+// files change (cert-manager and Helm rotate them in place). Handlers are looked up by exact path; GET
+// handlers also answer HEAD; another method on a known path is 405, an unknown path 404; a handler that
+// throws answers 500. No library type appears in this header.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -38,9 +40,27 @@ struct ServerResponse {
 
 using HttpHandler = std::function<ServerResponse(const ServerRequest&)>;
 
+struct HttpServerOptions {
+  // TLS: both set = HTTPS. The files are re-read (at most every cert_check_interval, on the next handshake)
+  // when their modification time changes, so a rotated certificate is served without a restart.
+  std::string tls_cert_file, tls_key_file;
+  std::string client_ca_file;  // set: clients must present a certificate signed by it (mutual TLS)
+  std::chrono::seconds cert_check_interval{10};
+  // cpp-httplib serves a connection on one worker for as long as it is kept alive, so this bounds open
+  // connections, not only requests in progress; a connection beyond it waits for a free worker.
+  int workers = 32;
+  size_t max_body_bytes = 16u << 20;     // larger bodies: 413
+  std::chrono::seconds read_timeout{10}, write_timeout{10};
+  // An idle keep-alive connection is closed after this. Short: it also bounds how long Stop() waits for an
+  // idle client to go (the library checks for a stop only between requests).
+  std::chrono::seconds keep_alive_timeout{2};
+  size_t keep_alive_max_requests = 10000;        // then the connection is closed (clients reconnect)
+};
+
 class HttpServer {
  public:
   HttpServer();
+  explicit HttpServer(HttpServerOptions options);
   ~HttpServer();  // Stop()
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -49,24 +69,26 @@ class HttpServer {
   void Handle(const std::string& path, HttpHandler handler);
   // Registers a POST handler for an exact path (a path may have both a GET and a POST handler).
   void HandlePost(const std::string& path, HttpHandler handler);
-  // Largest accepted POST body; larger requests get 413 without the body being read. Default 16 MiB. Call before Start().
-  void set_max_body_bytes(size_t n) { max_body_bytes_ = n; }
+  // Largest accepted request body; larger requests get 413. Call before Start().
+  void set_max_body_bytes(size_t n) { options_.max_body_bytes = n; }
   // Binds "host:port", ":port" (all interfaces) or "[v6]:port"; port 0 picks a free port (see port()).
+  // kInvalidArgument for a bad address or an unusable certificate/key (the message names the file),
+  // kUnavailable when the port cannot be bound.
   core::Status Start(const std::string& address);
   int port() const { return port_; }
-  // Closes the listener and joins the thread. Idempotent.
+  bool tls() const { return !options_.tls_cert_file.empty(); }
+  // Stops accepting, closes idle connections, waits for requests in progress, joins. Idempotent.
   void Stop();
 
  private:
-  void Serve();
-  void HandleConnection(int fd);
+  struct Impl;
+  ServerResponse Dispatch(const ServerRequest& req);
 
-  std::mutex mu_;
+  HttpServerOptions options_;
+  std::mutex mu_;  // guards the handler maps
   std::map<std::string, HttpHandler> handlers_;
   std::map<std::string, HttpHandler> post_handlers_;
-  size_t max_body_bytes_ = 16u << 20;
-  int listen_fd_ = -1;
-  int wake_pipe_[2] = {-1, -1};
+  std::unique_ptr<Impl> impl_;
   int port_ = 0;
   std::thread thread_;
 };
