@@ -84,7 +84,7 @@ StatusOr<NodeGroup> GroupFromYaml(const YAML::Node& n, const std::string& path) 
   NodeGroup g;
   for (auto it = n.begin(); it != n.end(); ++it) {
     std::string key = it->first.as<std::string>();
-    const YAML::Node& v = it->second;
+    const YAML::Node v = it->second;  // a copy: `it->` returns a proxy that dies with this statement
     std::string p = path + "." + key;
     if (key == "namePrefix") {
       TEPHRA_ASSIGN_OR_RETURN(g.name_prefix, Scalar(v, p));

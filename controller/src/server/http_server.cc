@@ -270,6 +270,11 @@ core::Status HttpServer::Start(const std::string& address) {
   impl_ = std::move(impl);
   httplib::Server* s = impl_->srv.get();
   thread_ = std::thread([s] { s->listen_after_bind(); });
+  // The library's stop() does nothing until its loop has marked itself running, so a Stop() right after
+  // Start() would leave accept() blocked for good: Start returns only once the loop runs.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!s->is_running() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
   return core::Status::OK();
 }
 

@@ -223,9 +223,10 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
     bool frees = OccupiesNode(old.status) &&
                  (!OccupiesNode(incoming.status) || incoming.node != old.node ||
                   incoming.status == TaskStatus::kReleasing || !incoming.request.LessEqual(old.request));
-    RemovePod(in.uid);
+    const bool old_occupied = OccupiesNode(old.status);
+    RemovePod(in.uid);  // destroys `old`
     if (!frees) --capacity_epoch_;  // RemovePod bumped it; this update frees nothing
-    if (OccupiesNode(incoming.status) && !OccupiesNode(old.status)) BumpVictims();
+    if (OccupiesNode(incoming.status) && !old_occupied) BumpVictims();
   }
   incoming.shape = InternShape(incoming);
   auto owned = std::make_unique<TaskInfo>(std::move(incoming));
