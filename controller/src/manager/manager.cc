@@ -86,7 +86,10 @@ core::Status Manager::Init() {
   auto mc = o_.client_factory ? o_.client_factory(rest_) : NewClient(rest_);
   if (!mc.ok()) return mc.status().Annotate("creating the API client");
   main_ = *mc;
-  clients_["main"] = main_;
+  {
+    core::MutexLock l(mu_);
+    clients_["main"] = main_;
+  }
   factory_ = std::make_unique<SharedInformerFactory>(main_);
 
   // Runtime counters, copied into the registry on every scrape.

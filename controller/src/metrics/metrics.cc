@@ -173,7 +173,10 @@ void WriteChildren(const Family<M>& fam, std::mutex& mu, const std::map<std::vec
 std::string Registry::Expose() const {
   std::lock_guard<std::mutex> l(mu_);
   std::string out;
-  for (const auto& [name, entry] : families_) {
+  for (const auto& kv : families_) {
+    // Named copies, not structured bindings: lambdas below capture them (clang 14 cannot capture bindings).
+    const std::string& name = kv.first;
+    const auto& entry = kv.second;
     const Desc& d = entry->desc;
     static const char* kTypeNames[] = {"counter", "gauge", "histogram"};
     out += "# HELP " + name + " " + EscapeHelp(d.help) + "\n";
