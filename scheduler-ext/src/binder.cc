@@ -36,47 +36,50 @@ Binder::~Binder() { Stop(); }
 void Binder::Submit(std::vector<sched::BindDecision> binds) {
   if (binds.empty()) return;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     if (stopping_) return;
     for (auto& b : binds) queue_.push_back(std::move(b));
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 size_t Binder::Drop(const std::vector<std::string>& uids) {
   if (uids.empty()) return 0;
   std::unordered_set<std::string> set(uids.begin(), uids.end());
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   const size_t before = queue_.size();
   queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
                               [&](const sched::BindDecision& b) { return set.count(b.task_uid) > 0; }),
                queue_.end());
   const size_t dropped = before - queue_.size();
-  if (queue_.empty() && in_flight_ == 0) idle_cv_.notify_all();
+  if (queue_.empty() && in_flight_ == 0) idle_cv_.NotifyAll();
   return dropped;
 }
 
 void Binder::Stop() {
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
     queue_.clear();
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
-  idle_cv_.notify_all();
+  idle_cv_.NotifyAll();
 }
 
 bool Binder::WaitIdle(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock l(mu_);
-  return idle_cv_.wait_until(l, deadline, [&] { return queue_.empty() && in_flight_ == 0; });
+  core::MutexLock l(mu_);
+  while (!(queue_.empty() && in_flight_ == 0)) {
+    if (idle_cv_.WaitUntil(l, deadline) == std::cv_status::timeout) return queue_.empty() && in_flight_ == 0;
+  }
+  return true;
 }
 
 size_t Binder::Pending() const {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   return queue_.size() + static_cast<size_t>(in_flight_);
 }
 
@@ -84,8 +87,8 @@ void Binder::Worker() {
   for (;;) {
     sched::BindDecision d;
     {
-      std::unique_lock l(mu_);
-      cv_.wait(l, [&] { return stopping_ || !queue_.empty(); });
+      core::MutexLock l(mu_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(l);
       if (stopping_) return;
       d = std::move(queue_.front());
       queue_.pop_front();
@@ -97,9 +100,9 @@ void Binder::Worker() {
     o.decision = std::move(d);
     if (on_done_) on_done_(o);
     {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       --in_flight_;
-      if (queue_.empty() && in_flight_ == 0) idle_cv_.notify_all();
+      if (queue_.empty() && in_flight_ == 0) idle_cv_.NotifyAll();
     }
   }
 }

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/sched/cluster_state.h"
 #include "tephra/sched/result.h"
@@ -65,16 +66,16 @@ class Binder {
   size_t Pending() const;
 
  private:
-  void Worker();
+  void Worker() TEPHRA_EXCLUDES(mu_);
 
   kube::ClientPtr client_;
   Callback on_done_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_, idle_cv_;
-  std::deque<sched::BindDecision> queue_;
-  int in_flight_ = 0;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  mutable core::Mutex mu_;
+  core::CondVar cv_, idle_cv_;
+  std::deque<sched::BindDecision> queue_ TEPHRA_GUARDED_BY(mu_);
+  int in_flight_ TEPHRA_GUARDED_BY(mu_) = 0;
+  bool stopping_ TEPHRA_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // started by the constructor, joined by Stop(); no other access
 };
 
 }  // namespace tephra::scheduler
