@@ -110,18 +110,25 @@ std::string ResourceReason(const sched::TaskInfo& t, const sched::NodeInfo& n, c
   return "node(s) had insufficient " + reg.Name(d);
 }
 
-std::vector<sched::PluginSlot> BuildSlots(const sched::SchedulerConf& conf, const sched::PluginRegistry& registry) {
+core::StatusOr<std::vector<sched::PluginSlot>> BuildSlots(const sched::SchedulerConf& conf,
+                                                          const sched::PluginRegistry& registry) {
   std::vector<sched::PluginSlot> slots;
   for (size_t i = 0; i < conf.tiers.size(); ++i) {
     for (const auto& opt : conf.tiers[i].plugins) {
       // Known Volcano plugins Tephra does not implement were reported by Validate and are skipped, like
       // the scheduler itself does.
       if (!registry.Has(opt.name)) continue;
-      auto p = registry.Create(opt);
-      if (p) slots.push_back({std::move(p), opt, static_cast<int>(i)});
+      TEPHRA_ASSIGN_OR_RETURN(std::unique_ptr<sched::Plugin> p, registry.Create(opt));
+      slots.push_back({std::move(p), opt, static_cast<int>(i)});
     }
   }
   return slots;
+}
+
+// The extender answers even when a plugin cannot open its session (no cycle state depends on it here),
+// but says so: a 500 tells kube-scheduler this extender could not judge the pod.
+ExtenderReply OpenFailed(const core::Status& s) {
+  return {500, json{{"Error", "tephra: " + s.message()}}.dump()};
 }
 
 }  // namespace
@@ -129,12 +136,13 @@ std::vector<sched::PluginSlot> BuildSlots(const sched::SchedulerConf& conf, cons
 core::StatusOr<std::unique_ptr<Extender>> Extender::Create(const sched::SchedulerConf& conf,
                                                            const sched::PluginRegistry& registry) {
   TEPHRA_RETURN_IF_ERROR(conf.Validate(registry));
-  return std::unique_ptr<Extender>(new Extender(conf, registry, BuildSlots(conf, registry)));
+  TEPHRA_ASSIGN_OR_RETURN(auto slots, BuildSlots(conf, registry));
+  return std::unique_ptr<Extender>(new Extender(conf, registry, std::move(slots)));
 }
 
 core::Status Extender::UpdateConf(const sched::SchedulerConf& conf) {
   TEPHRA_RETURN_IF_ERROR(conf.Validate(registry_));
-  plugins_ = BuildSlots(conf, registry_);
+  TEPHRA_ASSIGN_OR_RETURN(plugins_, BuildSlots(conf, registry_));
   conf_ = conf;
   return core::Status::OK();
 }
@@ -147,7 +155,10 @@ ExtenderReply Extender::Filter(sched::ClusterState& state, const std::string& bo
 
   sched::CycleResult scratch;  // plugins may record into it; an extender call has no cycle output
   sched::Session ssn(&state, &conf_, &plugins_, sched::WallTime{}, nullptr, &scratch);
-  ssn.Open();
+  if (core::Status s = ssn.Open(); !s.ok()) {
+    ssn.Close();
+    return OpenFailed(s);
+  }
   std::vector<std::string> passed;
   json failed = json::object(), unresolvable = json::object();
   for (const auto& name : args->names) {
@@ -209,7 +220,10 @@ ExtenderReply Extender::Prioritize(sched::ClusterState& state, const std::string
 
   sched::CycleResult scratch;
   sched::Session ssn(&state, &conf_, &plugins_, sched::WallTime{}, nullptr, &scratch);
-  ssn.Open();
+  if (core::Status s = ssn.Open(); !s.ok()) {
+    ssn.Close();
+    return OpenFailed(s);
+  }
   std::vector<double> raw(args->names.size(), 0);
   std::vector<bool> known(args->names.size(), false);
   double lo = 0, hi = 0;

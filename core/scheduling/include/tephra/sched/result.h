@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tephra/core/status.h"
 #include "tephra/sched/resource.h"
 #include "tephra/sched/types.h"
 
@@ -77,6 +78,9 @@ struct CycleMetrics {
 };
 
 struct CycleResult {
+  // Not OK when the cycle could not run (a plugin failed to open its session): nothing was decided, and
+  // the message names the plugin. The state is unchanged; the next cycle tries again.
+  core::Status status;
   std::vector<BindDecision> binds;       // deterministic order: allocation order within the cycle
   std::vector<EvictDecision> evictions;  // deterministic order
   std::vector<PodGroupStatusUpdate> pod_groups;  // sorted by job key
