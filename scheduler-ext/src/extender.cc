@@ -107,18 +107,25 @@ std::string ResourceReason(const sched::TaskInfo& t, const sched::NodeInfo& n, c
   return "node(s) had insufficient " + reg.Name(d);
 }
 
-std::vector<sched::PluginSlot> BuildSlots(const sched::SchedulerConf& conf, const sched::PluginRegistry& registry) {
+core::StatusOr<std::vector<sched::PluginSlot>> BuildSlots(const sched::SchedulerConf& conf,
+                                                          const sched::PluginRegistry& registry) {
   std::vector<sched::PluginSlot> slots;
   for (size_t i = 0; i < conf.tiers.size(); ++i) {
     for (const auto& opt : conf.tiers[i].plugins) {
       // Known Volcano plugins Tephra does not implement were reported by Validate and are skipped, like
       // the scheduler itself does.
       if (!registry.Has(opt.name)) continue;
-      auto p = registry.Create(opt);
-      if (p) slots.push_back({std::move(p), opt, static_cast<int>(i)});
+      TEPHRA_ASSIGN_OR_RETURN(std::unique_ptr<sched::Plugin> p, registry.Create(opt));
+      slots.push_back({std::move(p), opt, static_cast<int>(i)});
     }
   }
   return slots;
+}
+
+// The extender answers even when a plugin cannot open its session (no cycle state depends on it here),
+// but says so: a 500 tells kube-scheduler this extender could not judge the pod.
+ExtenderReply OpenFailed(const core::Status& s) {
+  return {500, json{{"Error", "tephra: " + s.message()}}.dump()};
 }
 
 }  // namespace
@@ -126,12 +133,13 @@ std::vector<sched::PluginSlot> BuildSlots(const sched::SchedulerConf& conf, cons
 core::StatusOr<std::unique_ptr<Extender>> Extender::Create(const sched::SchedulerConf& conf,
                                                            const sched::PluginRegistry& registry) {
   TEPHRA_RETURN_IF_ERROR(conf.Validate(registry));
-  return std::unique_ptr<Extender>(new Extender(conf, registry, BuildSlots(conf, registry)));
+  TEPHRA_ASSIGN_OR_RETURN(auto slots, BuildSlots(conf, registry));
+  return std::unique_ptr<Extender>(new Extender(conf, registry, std::move(slots)));
 }
 
 core::Status Extender::UpdateConf(const sched::SchedulerConf& conf) {
   TEPHRA_RETURN_IF_ERROR(conf.Validate(registry_));
-  plugins_ = BuildSlots(conf, registry_);
+  TEPHRA_ASSIGN_OR_RETURN(plugins_, BuildSlots(conf, registry_));
   conf_ = conf;
   return core::Status::OK();
 }
@@ -142,8 +150,12 @@ FilterVerdict Extender::Filter(sched::ClusterState& state, const ExtenderArgs& a
 
   sched::CycleResult scratch;  // plugins may record into it; an extender call has no cycle output
   sched::Session ssn(&state, &conf_, &plugins_, sched::WallTime{}, nullptr, &scratch);
-  ssn.Open();
   FilterVerdict v;
+  if (core::Status s = ssn.Open(); !s.ok()) {
+    ssn.Close();
+    v.error = std::move(s);
+    return v;
+  }
   for (const auto& name : args.names) {
     const sched::NodeInfo* n = state.FindNode(name);
     if (!n) {
@@ -171,6 +183,7 @@ FilterVerdict Extender::Filter(sched::ClusterState& state, const ExtenderArgs& a
 }
 
 ExtenderReply EncodeFilterResult(ExtenderArgs args, const FilterVerdict& v) {
+  if (!v.error.ok()) return OpenFailed(v.error);
   // Unresolvable nodes are listed in FailedNodes too: kube-scheduler releases that predate
   // FailedAndUnresolvableNodes (it is ignored there) still show the reason; newer ones let it take precedence.
   json failed = json::object(), unresolvable = json::object();
@@ -210,11 +223,14 @@ ExtenderReply Extender::Filter(sched::ClusterState& state, const std::string& bo
   return EncodeFilterResult(std::move(*args), v);
 }
 
-std::vector<double> Extender::Prioritize(sched::ClusterState& state, const ExtenderArgs& args) {
+core::StatusOr<std::vector<double>> Extender::Prioritize(sched::ClusterState& state, const ExtenderArgs& args) {
   const sched::TaskInfo t = TaskOf(args.pod, state);
   sched::CycleResult scratch;
   sched::Session ssn(&state, &conf_, &plugins_, sched::WallTime{}, nullptr, &scratch);
-  ssn.Open();
+  if (core::Status s = ssn.Open(); !s.ok()) {
+    ssn.Close();
+    return s;
+  }
   std::vector<double> raw(args.names.size(), std::nan(""));
   for (size_t i = 0; i < args.names.size(); ++i)
     if (const sched::NodeInfo* n = state.FindNode(args.names[i])) raw[i] = ssn.NodeScore(t, *n);
@@ -222,7 +238,9 @@ std::vector<double> Extender::Prioritize(sched::ClusterState& state, const Exten
   return raw;
 }
 
-ExtenderReply EncodePrioritizeResult(const ExtenderArgs& args, const std::vector<double>& raw) {
+ExtenderReply EncodePrioritizeResult(const ExtenderArgs& args, const core::StatusOr<std::vector<double>>& scores) {
+  if (!scores.ok()) return OpenFailed(scores.status());
+  const std::vector<double>& raw = *scores;
   // Min-max scaling to 0..10: Tephra's raw scores are sums of 0..100-per-plugin terms whose absolute level
   // says little (binpack on a half-full cluster scores every node around 50); what kube-scheduler needs is
   // the order and spacing, so the best node gets 10 and the worst 0. All equal (or unknown) -> 0: no
@@ -312,7 +330,7 @@ void InstallExtenderEndpoints(kube::HttpServer& server, const std::string& prefi
   server.HandlePost(p + "/prioritize", [=](const kube::ServerRequest& req) {
     auto args = ParseExtenderArgs(req.body);
     if (!args.ok()) return respond(BadRequest(args.status().message()));
-    std::vector<double> raw;
+    core::StatusOr<std::vector<double>> raw = std::vector<double>{};
     with_state([&](sched::ClusterState& st) { raw = extender->Prioritize(st, *args); });
     return respond(EncodePrioritizeResult(*args, raw));
   });

@@ -94,6 +94,7 @@ struct Metrics {
   metrics::Gauge* pending_binds;
   metrics::Counter* early_cycles;
   metrics::Counter* yielded_cycles;
+  metrics::Counter* cycle_errors;
   metrics::Histogram* event_apply;
   metrics::Gauge* inbox_depth;
   metrics::CounterFamily* status_writes;
@@ -125,6 +126,8 @@ struct Metrics {
     pending_binds = r.AddGauge("tephra_scheduler_binds_in_flight", "Binds queued or in flight").With({});
     yielded_cycles = r.AddCounter("tephra_scheduler_yielded_cycles_total",
                                   "Cycles whose allocate ran out of --allocate-slice; the next cycle resumed the round").With({});
+    cycle_errors = r.AddCounter("tephra_scheduler_cycle_errors_total",
+                                "Cycles that decided nothing because a plugin could not open its session").With({});
     event_apply = r.AddHistogram("tephra_scheduler_event_apply_latency_milliseconds",
                                  "From a watch event reaching the scheduler to its change applied to the scheduling state",
                                  {}, metrics::ExponentialBuckets(0.25, 2, 14)).With({});
@@ -630,6 +633,12 @@ void SchedulerProcess::Impl::RunOneCycle() {
   }
   auto& st = core_->state();
   sched::CycleResult res = core_->RunCycle(clock_->WallNow());
+  if (!res.status.ok()) {
+    // A plugin could not open its session: the cycle decided nothing (the core's rule); say why, once per
+    // cycle, and let the next one retry.
+    m_.cycle_errors->Inc();
+    log::Error("scheduling cycle skipped").Kv("error", res.status);
+  }
   // The allocate slice ran out: the round goes on right after the inbox is applied (no minimum gap).
   yielded_ = res.yielded;
   if (res.yielded) m_.yielded_cycles->Inc();

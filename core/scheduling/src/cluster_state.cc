@@ -443,6 +443,31 @@ std::vector<std::string> ClusterState::BindFailed(const std::string& uid, const 
   return rolled;
 }
 
+void ClusterState::AdmitJob(const std::string& key) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return;
+  it->second.phase = PodGroupPhase::kInqueue;
+  ++it->second.version;
+  ++generation_;
+}
+
+void ClusterState::SetJobPhase(const std::string& key, PodGroupPhase phase) {
+  auto it = jobs_.find(key);
+  if (it != jobs_.end()) it->second.phase = phase;
+}
+
+void ClusterState::RestoreJobVersion(JournalKey, const std::string& key, uint64_t version) {
+  auto it = jobs_.find(key);
+  if (it != jobs_.end()) it->second.version = version;
+}
+
+std::vector<std::string> ClusterState::JobsWithBindFailures() const {
+  std::vector<std::string> out;
+  out.reserve(bind_failures_.size());
+  for (const auto& [k, v] : bind_failures_) out.push_back(k);
+  return out;
+}
+
 std::string ClusterState::TakeBindFailure(const std::string& job_key) {
   if (bind_failures_.empty()) return {};
   auto it = bind_failures_.find(job_key);

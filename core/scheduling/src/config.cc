@@ -1,9 +1,12 @@
 #include "tephra/sched/config.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
+#include "tephra/sched/action.h"
 #include "tephra/sched/framework.h"
 
 namespace tephra::sched {
@@ -27,12 +30,6 @@ const std::set<std::string>& VolcanoPlugins() {
   return s;
 }
 }  // namespace
-
-// The actions Tephra implements; the others are accepted with a warning and skipped.
-const std::set<std::string>& ImplementedActions() {
-  static const std::set<std::string> s = {"enqueue", "allocate", "backfill", "preempt", "reclaim"};
-  return s;
-}
 
 SchedulerConf SchedulerConf::Default() {
   SchedulerConf c;
@@ -83,10 +80,16 @@ const ActionConfiguration* SchedulerConf::FindConfiguration(const std::string& a
 }
 
 Status SchedulerConf::Validate(const PluginRegistry& registry, std::vector<std::string>* warnings) const {
+  return Validate(registry, ActionRegistry::Builtin(), warnings);
+}
+
+Status SchedulerConf::Validate(const PluginRegistry& registry, const ActionRegistry& action_registry,
+                               std::vector<std::string>* warnings) const {
   if (actions.empty()) return Status(StatusCode::kInvalidArgument, "scheduler conf: no actions");
   for (const auto& a : actions) {
+    if (action_registry.Has(a)) continue;
     if (!VolcanoActions().count(a)) return Status(StatusCode::kInvalidArgument, "scheduler conf: unknown action \"" + a + "\"");
-    if (!ImplementedActions().count(a) && warnings) warnings->push_back("action \"" + a + "\" is not implemented; skipped");
+    if (warnings) warnings->push_back("action \"" + a + "\" is not implemented; skipped");
   }
   std::set<std::string> seen;
   bool has_proportion = false, drf_hierarchy = false;
@@ -105,8 +108,21 @@ Status SchedulerConf::Validate(const PluginRegistry& registry, std::vector<std::
     return Status(StatusCode::kInvalidArgument,
                   "scheduler conf: proportion cannot be used together with drf enableHierarchy");
   for (const auto& c : configurations)
-    if (!VolcanoActions().count(c.name))
+    if (!action_registry.Has(c.name) && !VolcanoActions().count(c.name))
       return Status(StatusCode::kInvalidArgument, "scheduler conf: configuration for unknown action \"" + c.name + "\"");
+  // Arguments: building an instance is how a plugin or action parses them (cheap: no state is touched).
+  for (const auto& tier : tiers)
+    for (const auto& p : tier.plugins) {
+      if (!registry.Has(p.name)) continue;
+      auto made = registry.Create(p);
+      if (!made.ok()) return Status(made.status().code(), "scheduler conf: " + made.status().message());
+    }
+  for (const auto& a : actions) {
+    if (!action_registry.Has(a)) continue;
+    const ActionConfiguration* c = FindConfiguration(a);
+    auto made = action_registry.Create(c ? *c : ActionConfiguration{a, {}});
+    if (!made.ok()) return Status(made.status().code(), "scheduler conf: " + made.status().message());
+  }
   return Status::OK();
 }
 
@@ -126,6 +142,49 @@ double ArgDouble(const std::map<std::string, std::string>& args, const std::stri
   char* end = nullptr;
   double d = std::strtod(it->second.c_str(), &end);
   return (end && *end == '\0') ? d : fallback;
+}
+
+void ArgParser::Fail(const std::string& key, const std::string& value, const char* what) {
+  if (!status_.ok()) return;  // the first error is the one to fix first
+  status_ = Status(StatusCode::kInvalidArgument,
+                   owner_ + ": argument \"" + key + "\": \"" + value + "\" is not " + what);
+}
+
+double ArgParser::Double(const std::string& key, double fallback) {
+  auto it = args_.find(key);
+  if (it == args_.end() || it->second.empty()) return fallback;
+  char* end = nullptr;
+  double d = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0' || !std::isfinite(d)) {
+    Fail(key, it->second, "a number");
+    return fallback;
+  }
+  return d;
+}
+
+int64_t ArgParser::Int(const std::string& key, int64_t fallback, int64_t min, int64_t max) {
+  auto it = args_.find(key);
+  if (it == args_.end() || it->second.empty()) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (end == it->second.c_str() || *end != '\0' || errno == ERANGE || v < min || v > max) {
+    std::string what = "a whole number in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    Fail(key, it->second, what.c_str());
+    return fallback;
+  }
+  return v;
+}
+
+bool ArgParser::Bool(const std::string& key, bool fallback) {
+  auto it = args_.find(key);
+  if (it == args_.end() || it->second.empty()) return fallback;
+  std::string v = it->second;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  Fail(key, it->second, "a boolean (true or false)");
+  return fallback;
 }
 
 }  // namespace tephra::sched

@@ -1,6 +1,9 @@
 #include "tephra/sched/framework.h"
 
 #include <algorithm>
+#include <bit>
+
+#include "tephra/sched/action.h"
 
 namespace tephra::sched {
 
@@ -15,10 +18,45 @@ Status PluginRegistry::Register(const std::string& name, PluginFactory factory) 
   return Status::OK();
 }
 
-std::unique_ptr<Plugin> PluginRegistry::Create(const PluginOption& option) const {
+core::StatusOr<std::unique_ptr<Plugin>> PluginRegistry::Create(const PluginOption& option) const {
   auto it = factories_.find(option.name);
-  if (it == factories_.end()) return nullptr;
-  return it->second(option);
+  if (it == factories_.end()) return Status(StatusCode::kNotFound, "plugin \"" + option.name + "\" is not registered");
+  auto p = it->second(option);
+  if (p.ok() && !p.value()) return Status(StatusCode::kInternal, "plugin \"" + option.name + "\": factory returned null");
+  return p;
+}
+
+Status ActionRegistry::Register(const std::string& name, ActionFactory factory) {
+  if (factories_.count(name)) return Status(StatusCode::kAlreadyExists, "action already registered: " + name);
+  factories_.emplace(name, std::move(factory));
+  return Status::OK();
+}
+
+core::StatusOr<std::unique_ptr<Action>> ActionRegistry::Create(const ActionConfiguration& conf) const {
+  auto it = factories_.find(conf.name);
+  if (it == factories_.end()) return Status(StatusCode::kNotFound, "action \"" + conf.name + "\" is not registered");
+  auto a = it->second(conf);
+  if (a.ok() && !a.value()) return Status(StatusCode::kInternal, "action \"" + conf.name + "\": factory returned null");
+  return a;
+}
+
+std::vector<std::string> ActionRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : factories_) out.push_back(k);
+  return out;
+}
+
+std::string Fit::Text() const {
+  if (!reason) return {};
+  std::string out = reason;
+  if (!detail_key.empty()) {
+    out += " {";
+    out += detail_key;
+    out += ": ";
+    out += detail_value;
+    out += '}';
+  }
+  return out;
 }
 
 std::vector<std::string> PluginRegistry::Names() const {
@@ -56,54 +94,57 @@ constexpr Hook kAllHooks[] = {kHookJobOrder, kHookTaskOrder, kHookQueueOrder, kH
                               kHookAllocatable, kHookPredicate, kHookNodeOrder, kHookHyperNodeOrder,
                               kHookPreemptable, kHookReclaimable};
 const std::map<std::string, std::string> kNoArgs;
+constexpr size_t HookIndex(Hook h) { return static_cast<size_t>(std::countr_zero(static_cast<uint32_t>(h))); }
+static_assert(HookIndex(kHookReclaimable) == 13, "Session::kHookCount must cover every hook");
 }  // namespace
 
 Session::Session(ClusterState* state, const SchedulerConf* conf, std::vector<PluginSlot>* plugins, WallTime now,
-                 const core::Clock* clock, CycleResult* out)
-    : state_(state), conf_(conf), plugins_(plugins), now_(now), clock_(clock), out_(out) {}
+                 const core::Clock* clock, CycleResult* out, uint64_t cycle)
+    : state_(state), conf_(conf), plugins_(plugins), now_(now), clock_(clock), out_(out), cycle_(cycle) {}
+
+bool Session::ActionConfigured(std::string_view action) const {
+  return std::find(conf_->actions.begin(), conf_->actions.end(), action) != conf_->actions.end();
+}
 
 int64_t Session::NowUs() const {
   if (!clock_) return 0;
   return std::chrono::duration_cast<std::chrono::microseconds>(clock_->Now().time_since_epoch()).count();
 }
 
-void Session::Open() {
+Status Session::Open() {
   for (auto& slot : *plugins_) {
     uint32_t hooks = slot.plugin->Hooks();
     for (Hook h : kAllHooks)
-      if ((hooks & h) && HookEnabled(slot.option, h)) hooks_[h].push_back({slot.plugin.get(), slot.tier});
+      if ((hooks & h) && HookEnabled(slot.option, h)) hooks_[HookIndex(h)].push_back({slot.plugin.get(), slot.tier});
   }
   for (auto& slot : *plugins_) {
     int64_t t0 = NowUs();
-    slot.plugin->OnSessionOpen(*this);
+    Status s = slot.plugin->OnSessionOpen(*this);
     AddPluginTime(slot.plugin->Name(), NowUs() - t0);
+    if (!s.ok())
+      return Status(s.code(), "plugin \"" + slot.plugin->Name() + "\": session open: " + s.message());
+    ++opened_;
   }
+  return Status::OK();
 }
 
 void Session::Close() {
-  for (auto& slot : *plugins_) {
+  for (size_t i = 0; i < opened_ && i < plugins_->size(); ++i) {
+    auto& slot = (*plugins_)[i];
     int64_t t0 = NowUs();
     slot.plugin->OnSessionClose(*this);
     AddPluginTime(slot.plugin->Name(), NowUs() - t0);
   }
+  opened_ = 0;
   // Pipelined placements were promises for this cycle only: give the resources back, newest first.
-  for (auto it = pipelined_.rbegin(); it != pipelined_.rend(); ++it) {
-    TaskInfo* t = state_->MutableTask(it->task_uid);
-    if (!t || (t->status != TaskStatus::kPipelined && t->status != TaskStatus::kAllocated)) continue;
-    state_->Transition(*t, it->prev_status, it->prev_node);
-  }
+  Statement undo(state_);
+  undo.Revert(pipelined_);
   pipelined_.clear();
 }
 
-bool Session::HasHook(Hook h) const {
-  auto it = hooks_.find(h);
-  return it != hooks_.end() && !it->second.empty();
-}
+bool Session::HasHook(Hook h) const { return !hooks_[HookIndex(h)].empty(); }
 
-#define TEPHRA_HOOKS(h)              \
-  static const std::vector<Bound> kEmpty; \
-  auto _it = hooks_.find(h);         \
-  const std::vector<Bound>& list = _it == hooks_.end() ? kEmpty : _it->second
+#define TEPHRA_HOOKS(h) const std::vector<Bound>& list = hooks_[HookIndex(h)]
 
 bool Session::JobLess(const JobInfo& a, const JobInfo& b) const {
   TEPHRA_HOOKS(kHookJobOrder);
@@ -198,22 +239,22 @@ bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const {
   return true;
 }
 
-std::string Session::StaticPredicate(const TaskInfo& t, const NodeInfo& n) const {
+Fit Session::StaticFit(const TaskInfo& t, const NodeInfo& n) const {
   TEPHRA_HOOKS(kHookPredicate);
   for (const auto& x : list) {
-    std::string r = x.plugin->StaticPredicate(*this, t, n);
-    if (!r.empty()) return r;
+    Fit r = x.plugin->StaticPredicate(*this, t, n);
+    if (!r.ok()) return r;
   }
-  return {};
+  return Fit::Yes();
 }
 
-std::string Session::DynamicPredicate(const TaskInfo& t, const NodeInfo& n) const {
+Fit Session::DynamicFit(const TaskInfo& t, const NodeInfo& n) const {
   TEPHRA_HOOKS(kHookPredicate);
   for (const auto& x : list) {
-    std::string r = x.plugin->DynamicPredicate(*this, t, n);
-    if (!r.empty()) return r;
+    Fit r = x.plugin->DynamicPredicate(*this, t, n);
+    if (!r.ok()) return r;
   }
-  return {};
+  return Fit::Yes();
 }
 
 double Session::NodeScore(const TaskInfo& t, const NodeInfo& n) const {

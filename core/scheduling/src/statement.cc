@@ -8,45 +8,63 @@ namespace tephra::sched {
 using core::Status;
 using core::StatusCode;
 
+void Statement::NoteJobVersion(const TaskInfo& t, Entry& e) {
+  if (t.job.empty()) return;
+  // Statements hold one job's tasks (allocate) or a few jobs' (victims): a short scan, newest first.
+  for (auto it = jobs_seen_.rbegin(); it != jobs_seen_.rend(); ++it)
+    if (**it == t.job) return;
+  const JobInfo* j = state_->FindJob(t.job);
+  if (!j) return;
+  e.restores_job_version = true;
+  e.prev_job_version = j->version;
+  jobs_seen_.push_back(&t.job);
+}
+
 Statement::~Statement() { Discard(); }
 
 Status Statement::Allocate(const std::string& uid, const std::string& node) {
-  TaskInfo* t = state_->MutableTask(uid);
+  TaskInfo* t = state_->MutableTask({}, uid);
   if (!t || t->status != TaskStatus::kPending) return Status(StatusCode::kFailedPrecondition, "task not pending: " + uid);
   if (!state_->FindNode(node)) return Status(StatusCode::kFailedPrecondition, "unknown node " + node);
-  entries_.push_back({Op::kAllocate, uid, node, t->status, t->node, {}, {}});
-  state_->Transition(*t, TaskStatus::kAllocated, node);
+  Entry e{Op::kAllocate, uid, node, t->status, t->node, {}, {}, false, 0};
+  NoteJobVersion(*t, e);
+  entries_.push_back(std::move(e));
+  state_->Transition({}, *t, TaskStatus::kAllocated, node);
   return Status::OK();
 }
 
 Status Statement::Pipeline(const std::string& uid, const std::string& node) {
-  TaskInfo* t = state_->MutableTask(uid);
+  TaskInfo* t = state_->MutableTask({}, uid);
   if (!t || t->status != TaskStatus::kPending) return Status(StatusCode::kFailedPrecondition, "task not pending: " + uid);
   if (!state_->FindNode(node)) return Status(StatusCode::kFailedPrecondition, "unknown node " + node);
-  entries_.push_back({Op::kPipeline, uid, node, t->status, t->node, {}, {}});
-  state_->Transition(*t, TaskStatus::kPipelined, node);
+  Entry e{Op::kPipeline, uid, node, t->status, t->node, {}, {}, false, 0};
+  NoteJobVersion(*t, e);
+  entries_.push_back(std::move(e));
+  state_->Transition({}, *t, TaskStatus::kPipelined, node);
   return Status::OK();
 }
 
 Status Statement::Evict(const std::string& uid, const std::string& reason, const std::string& preemptor) {
-  TaskInfo* t = state_->MutableTask(uid);
+  TaskInfo* t = state_->MutableTask({}, uid);
   if (!t || !OccupiesNode(t->status) || t->status == TaskStatus::kReleasing)
     return Status(StatusCode::kFailedPrecondition, "task not evictable: " + uid);
-  entries_.push_back({Op::kEvict, uid, t->node, t->status, t->node, reason, preemptor});
-  state_->Transition(*t, TaskStatus::kReleasing, t->node);
+  Entry e{Op::kEvict, uid, t->node, t->status, t->node, reason, preemptor, false, 0};
+  NoteJobVersion(*t, e);
+  entries_.push_back(std::move(e));
+  state_->Transition({}, *t, TaskStatus::kReleasing, t->node);
   return Status::OK();
 }
 
 void Statement::Commit(CycleResult* out, std::vector<Entry>* pipelined) {
   for (auto& e : entries_) {
-    TaskInfo* t = state_->MutableTask(e.task_uid);
+    TaskInfo* t = state_->MutableTask({}, e.task_uid);
     if (!t) continue;
     switch (e.op) {
       case Op::kAllocate:
         if (t->status != TaskStatus::kAllocated) break;
-        state_->Transition(*t, TaskStatus::kBinding, t->node);
+        state_->Transition({}, *t, TaskStatus::kBinding, t->node);
         out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job});
-        state_->BumpVictims();  // a newly placed task is a possible victim for a starving job
+        state_->NoteVictimCandidate({});  // a newly placed task is a possible victim for a starving job
         break;
       case Op::kPipeline:
         if (pipelined) pipelined->push_back(e);
@@ -60,15 +78,26 @@ void Statement::Commit(CycleResult* out, std::vector<Entry>* pipelined) {
     }
   }
   entries_.clear();
+  jobs_seen_.clear();
 }
 
 void Statement::Discard() {
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    TaskInfo* t = state_->MutableTask(it->task_uid);
+    TaskInfo* t = state_->MutableTask({}, it->task_uid);
     if (!t) continue;  // removed meanwhile: nothing to undo
-    state_->Transition(*t, it->prev_status, it->prev_node);
+    state_->Transition({}, *t, it->prev_status, it->prev_node);
+    if (it->restores_job_version) state_->RestoreJobVersion({}, t->job, it->prev_job_version);
   }
   entries_.clear();
+  jobs_seen_.clear();
+}
+
+void Statement::Revert(const std::vector<Entry>& entries) {
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    TaskInfo* t = state_->MutableTask({}, it->task_uid);
+    if (!t || (t->status != TaskStatus::kPipelined && t->status != TaskStatus::kAllocated)) continue;
+    state_->Transition({}, *t, it->prev_status, it->prev_node);
+  }
 }
 
 }  // namespace tephra::sched

@@ -55,12 +55,13 @@ core::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body);
 
 // What Filter decided, before encoding: (node, reason) pairs.
 struct FilterVerdict {
+  core::Status error;  // not OK: a plugin could not open its session (answered 500, naming it)
   std::vector<std::string> passed;
   std::vector<std::pair<std::string, std::string>> failed, unresolvable;
 };
 ExtenderReply EncodeFilterResult(ExtenderArgs args, const FilterVerdict& v);
 // Raw scores per args.names entry (NaN: node unknown), scaled to 0..kMaxExtenderPriority here.
-ExtenderReply EncodePrioritizeResult(const ExtenderArgs& args, const std::vector<double>& raw);
+ExtenderReply EncodePrioritizeResult(const ExtenderArgs& args, const core::StatusOr<std::vector<double>>& scores);
 
 class Extender {
  public:
@@ -73,7 +74,7 @@ class Extender {
 
   // Evaluation only, with the state owned by the caller for the duration.
   FilterVerdict Filter(sched::ClusterState& state, const ExtenderArgs& args);
-  std::vector<double> Prioritize(sched::ClusterState& state, const ExtenderArgs& args);
+  core::StatusOr<std::vector<double>> Prioritize(sched::ClusterState& state, const ExtenderArgs& args);
   // Parse + evaluate + encode in one call (tests, simple callers).
   ExtenderReply Filter(sched::ClusterState& state, const std::string& body);
   ExtenderReply Prioritize(sched::ClusterState& state, const std::string& body);

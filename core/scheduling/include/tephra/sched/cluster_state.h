@@ -6,6 +6,11 @@
 // Statement journal (statement.h) whose Discard() undoes each operation in reverse. Between cycles the
 // state only changes through the methods below, so a cycle always sees one consistent view.
 //
+// Who may change it: the scheduler process through the informer/binder methods below; a scheduling cycle
+// only through the "cycle interface" at the end of the public section — task placements and evictions
+// via a Statement (the journal), job admission via AdmitJob, the reported phase via SetJobPhase. There are
+// no friend classes: actions are registered objects like plugins, and what they may do is this interface.
+//
 // Threading: none. The scheduler process serialises informer callbacks, binder feedback and RunCycle()
 // (e.g. on one event loop, or under one mutex).
 #pragma once
@@ -17,6 +22,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "tephra/sched/config.h"
@@ -126,22 +132,52 @@ class ClusterState {
   // Last bind failure recorded for a job by BindFailed (consumed by the next cycle's status update).
   std::string TakeBindFailure(const std::string& job_key);
 
- private:
-  friend class Statement;
-  friend class Session;
-  friend class Scheduler;
-  friend class Allocator;
-  friend class VictimPlanner;
-  struct NodeSlot;
-  struct JobSlot;
+  // ---- cycle interface: what actions, Statement and the status writer use during RunCycle ----
+  // Unordered, allocation-free visit of a job's tasks (sort before letting the order reach a result).
+  template <typename Fn>
+  void ForEachTaskOfJob(const std::string& key, Fn&& fn) const {
+    auto it = tasks_by_job_.find(key);
+    if (it == tasks_by_job_.end()) return;
+    for (const TaskInfo* t : it->second) fn(*t);
+  }
+  int NodeIndex(const std::string& name) const;  // node slot, -1 if unknown
+  // Size of the node slot vector (slots of removed nodes included): for per-cycle bitmaps over slots.
+  size_t node_slots() const { return nodes_.size(); }
+  // Moves on node add/remove/spec change and HyperNode change: keys caches of static predicate results
+  // and of the node name order.
+  uint64_t topology_version() const { return topology_version_; }
+  // The enqueue action's change: Pending -> Inqueue. Bumps the job's version (it became schedulable).
+  // Unknown key: ignored.
+  void AdmitJob(const std::string& key);
+  // The phase the status writer derived. No version bump: the reported phase is an output of the cycle,
+  // and a bump would make every job look changed to the next cycle's memos. Unknown key: ignored.
+  void SetJobPhase(const std::string& key, PodGroupPhase phase);
+  // Jobs with a bind failure not yet taken by TakeBindFailure (sorted).
+  std::vector<std::string> JobsWithBindFailures() const;
+  // Keys of jobs removed since the last call (the status writer forgets what it emitted for them).
+  std::vector<std::string> TakeRemovedJobs() { return std::exchange(removed_jobs_, {}); }
 
+  // The journal's access: only Statement can make a JournalKey (passkey idiom), so every task status or
+  // node change made during a cycle is recorded in a Statement and can be undone.
+  class JournalKey {
+    friend class Statement;
+    JournalKey() = default;
+  };
+  TaskInfo* MutableTask(JournalKey, const std::string& uid) { return MutableTask(uid); }
+  // Moves a task between statuses/nodes, keeping node/job/queue aggregates current.
+  void Transition(JournalKey, TaskInfo& task, TaskStatus to, const std::string& node) { Transition(task, to, node); }
+  // Puts a job's version back to what it was before a discarded attempt (the job is exactly as it was;
+  // a moved version would make memos and the status writer take it as news).
+  void RestoreJobVersion(JournalKey, const std::string& key, uint64_t version);
+  // A task was newly placed: a possible victim for a starving job (see victim_epoch).
+  void NoteVictimCandidate(JournalKey) { BumpVictims(); }
+
+ private:
   TaskInfo* MutableTask(const std::string& uid);
-  // Moves a task between statuses/nodes, keeping node/job/queue aggregates current. The only place that
-  // changes TaskInfo::status/node after insertion.
+  // The only place that changes TaskInfo::status/node after insertion.
   void Transition(TaskInfo& task, TaskStatus to, const std::string& node);
   void Account(TaskInfo& task, int sign);
   uint32_t InternShape(const TaskInfo& task);
-  int NodeIndex(const std::string& name) const;  // -1 if unknown
   void BumpCapacity() { ++capacity_epoch_; }
   void BumpVictims() { ++victim_epoch_; }
 

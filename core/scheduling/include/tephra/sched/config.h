@@ -13,6 +13,7 @@
 namespace tephra::sched {
 
 class PluginRegistry;
+class ActionRegistry;
 
 struct PluginOption {
   static PluginOption Named(std::string n) {
@@ -74,14 +75,45 @@ struct SchedulerConf {
 
   const ActionConfiguration* FindConfiguration(const std::string& action) const;
 
-  // Rejects: unknown action names; plugin names that are neither registered nor known Volcano plugins;
-  // duplicate plugin names across tiers; `proportion` together with `drf` enableHierarchy=true.
-  // Known Volcano actions/plugins that Tephra does not implement are reported in *warnings and skipped.
+  // Rejects: action names that are neither registered nor known Volcano actions; plugin names that are
+  // neither registered nor known Volcano plugins; duplicate plugin names across tiers; `proportion`
+  // together with `drf` enableHierarchy=true; malformed plugin or action arguments (the message names
+  // the plugin or action and the argument). Known Volcano actions/plugins that Tephra does not implement
+  // are reported in *warnings and skipped.
+  core::Status Validate(const PluginRegistry& plugins, const ActionRegistry& actions,
+                        std::vector<std::string>* warnings = nullptr) const;
+  // Same, against ActionRegistry::Builtin().
   core::Status Validate(const PluginRegistry& registry, std::vector<std::string>* warnings = nullptr) const;
 };
 
 // Reads a boolean/int/double argument ("true", "10", "0.8"); returns fallback when absent or malformed.
+// Lenient helpers; plugin and action factories use ArgParser so a malformed value is an error instead.
 bool ArgBool(const std::map<std::string, std::string>& args, const std::string& key, bool fallback);
 double ArgDouble(const std::map<std::string, std::string>& args, const std::string& key, double fallback);
+
+// Typed reading of a plugin's or action's arguments for its factory. An absent (or empty) argument gives
+// the fallback; a malformed one gives the fallback too and records the first error, which status()
+// returns as InvalidArgument naming the owner and the argument:
+//   plugin "binpack": argument "binpack.weight": "ten" is not a number
+// Unknown argument names are not errors: Volcano configurations carry arguments of features Tephra does
+// not implement.
+class ArgParser {
+ public:
+  // `owner` is how the message names the argument's owner, e.g. `plugin "binpack"`.
+  ArgParser(std::string owner, const std::map<std::string, std::string>& args)
+      : owner_(std::move(owner)), args_(args) {}
+  double Double(const std::string& key, double fallback);
+  // A whole number in [min, max].
+  int64_t Int(const std::string& key, int64_t fallback, int64_t min, int64_t max);
+  bool Bool(const std::string& key, bool fallback);  // true/false/1/0, case-insensitive
+  const std::map<std::string, std::string>& args() const { return args_; }
+  const core::Status& status() const { return status_; }
+
+ private:
+  void Fail(const std::string& key, const std::string& value, const char* what);
+  std::string owner_;
+  const std::map<std::string, std::string>& args_;
+  core::Status status_;
+};
 
 }  // namespace tephra::sched

@@ -13,14 +13,23 @@
 // Predicates are split in two so results can be shared: StaticPredicate depends only on the task's shape
 // and the node's spec (labels, taints, readiness) and is cached per (shape, node version); DynamicPredicate
 // depends on usage and is evaluated at placement time.
+//
+// Failure model: what can fail because of the configuration fails early and says where. A plugin's
+// factory parses its arguments and returns InvalidArgument naming the plugin and the argument
+// (ArgParser, config.h), so a bad configuration is refused by SchedulerConf::Validate / Scheduler::Create /
+// UpdateConf instead of being silently defaulted; OnSessionOpen returns a Status, and a cycle whose
+// session cannot open makes no decisions (CycleResult::status says which plugin failed). Predicates are
+// on the hot path (millions of calls per cycle) and return a Fit, which never allocates.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tephra/core/clock.h"
@@ -55,6 +64,21 @@ enum Hook : uint32_t {
   kHookReclaimable = 1u << 13,  // enableReclaimable
 };
 
+// A predicate's verdict. Building or returning one never allocates: `reason` is static text (a string
+// literal), and the optional detail points at data owned by the node or task being judged (valid while
+// they are). Text() renders Volcano's fit-error wording, e.g. "node(s) had untolerated taint {gpu: h100}",
+// and is called only where a message is needed (failure histograms, the extender).
+struct Fit {
+  const char* reason = nullptr;  // nullptr: the node fits
+  std::string_view detail_key, detail_value;  // rendered as " {key: value}" when detail_key is set
+
+  static Fit Yes() { return {}; }
+  static Fit No(const char* why) { return Fit{why, {}, {}}; }
+  static Fit No(const char* why, std::string_view key, std::string_view value) { return Fit{why, key, value}; }
+  bool ok() const { return reason == nullptr; }
+  std::string Text() const;  // "" when ok()
+};
+
 struct ValidateResult {
   bool pass = true;
   std::string reason;   // "NotEnoughTasks", "NotEnoughPodsOfTask"
@@ -66,7 +90,9 @@ class Plugin {
   virtual ~Plugin() = default;
   virtual std::string Name() const = 0;
   virtual uint32_t Hooks() const = 0;
-  virtual void OnSessionOpen(Session& ssn) {}
+  // Per-cycle setup (shares, budgets, caches). A non-OK status aborts the cycle before any action runs:
+  // every built-in hook may assume its plugin opened (gang without its state would break gangs).
+  virtual core::Status OnSessionOpen(Session& ssn) { return core::Status::OK(); }
   virtual void OnSessionClose(Session& ssn) {}
 
   // Orders: negative when a goes first.
@@ -79,10 +105,10 @@ class Plugin {
   virtual Vote JobEnqueueable(const Session&, const JobInfo&) const { return Vote::kAbstain; }
   virtual bool Overused(const Session&, const QueueInfo&) const { return false; }
   virtual bool Allocatable(const Session&, const QueueInfo&, const TaskInfo&) const { return true; }
-  // Return "" when the node passes, else a fit-error reason such as "node(s) had untolerated taint {k: v}".
-  // Messages are aggregated Volcano-style: "<count> <reason>".
-  virtual std::string StaticPredicate(const Session&, const TaskInfo&, const NodeInfo&) const { return {}; }
-  virtual std::string DynamicPredicate(const Session&, const TaskInfo&, const NodeInfo&) const { return {}; }
+  // Fit::Yes() when the node passes, else a fit-error reason such as "node(s) had untolerated taint {k: v}".
+  // Messages are aggregated Volcano-style: "<count> <reason>". Hot path: do not allocate.
+  virtual Fit StaticPredicate(const Session&, const TaskInfo&, const NodeInfo&) const { return Fit::Yes(); }
+  virtual Fit DynamicPredicate(const Session&, const TaskInfo&, const NodeInfo&) const { return Fit::Yes(); }
   // Contract for NodeScore: the score of node N for task T may change only when N changes (its version)
   // or when the same job places a task on N. The allocate action relies on this to keep per-shape score
   // heaps instead of rescoring every node for every task (topology preferences that span several nodes
@@ -110,14 +136,17 @@ class Plugin {
   }
 };
 
-using PluginFactory = std::function<std::unique_ptr<Plugin>(const PluginOption& option)>;
+// Builds a configured plugin instance; InvalidArgument (naming the plugin and the argument) when an
+// argument is malformed.
+using PluginFactory = std::function<core::StatusOr<std::unique_ptr<Plugin>>(const PluginOption& option)>;
 
 class PluginRegistry {
  public:
   // AlreadyExists on duplicate names.
   core::Status Register(const std::string& name, PluginFactory factory);
   bool Has(const std::string& name) const { return factories_.count(name) > 0; }
-  std::unique_ptr<Plugin> Create(const PluginOption& option) const;  // nullptr if unknown
+  // NotFound when the name is not registered; the factory's error when its arguments are malformed.
+  core::StatusOr<std::unique_ptr<Plugin>> Create(const PluginOption& option) const;
   std::vector<std::string> Names() const;
   // gang, priority, conformance, drf, proportion, overcommit, predicates, nodeorder, binpack,
   // task-topology, network-topology-aware.
@@ -136,13 +165,18 @@ struct PluginSlot {
 
 class Session {
  public:
+  // `cycle` numbers the scheduler's cycles (memos that retry "every N cycles" read it); 0 outside cycles.
   Session(ClusterState* state, const SchedulerConf* conf, std::vector<PluginSlot>* plugins, WallTime now,
-          const core::Clock* clock, CycleResult* out);
+          const core::Clock* clock, CycleResult* out, uint64_t cycle = 0);
 
   ClusterState& state() { return *state_; }
   const ClusterState& state() const { return *state_; }
   const SchedulerConf& conf() const { return *conf_; }
   WallTime now() const { return now_; }
+  uint64_t cycle() const { return cycle_; }
+  // Whether `action` is in the configured action list (e.g. allocate treats Pending jobs as admitted when
+  // enqueue is not configured).
+  bool ActionConfigured(std::string_view action) const;
   CycleResult& result() { return *out_; }
   const HyperNodeView& hypernodes() const { return state_->Topology(); }
   const NodeInfo& node(int slot) const { return state_->NodeAt(slot); }
@@ -160,8 +194,11 @@ class Session {
   bool JobEnqueueable(const JobInfo& job) const;
   bool Overused(const QueueInfo& q) const;
   bool Allocatable(const QueueInfo& q, const TaskInfo& t) const;
-  std::string StaticPredicate(const TaskInfo& t, const NodeInfo& n) const;
-  std::string DynamicPredicate(const TaskInfo& t, const NodeInfo& n) const;
+  Fit StaticFit(const TaskInfo& t, const NodeInfo& n) const;
+  Fit DynamicFit(const TaskInfo& t, const NodeInfo& n) const;
+  // Text forms ("" = fits) for callers that need the message anyway; allocate only on failure.
+  std::string StaticPredicate(const TaskInfo& t, const NodeInfo& n) const { return StaticFit(t, n).Text(); }
+  std::string DynamicPredicate(const TaskInfo& t, const NodeInfo& n) const { return DynamicFit(t, n).Text(); }
   double NodeScore(const TaskInfo& t, const NodeInfo& n) const;
   bool JobDependentScore(const JobInfo& job) const;
   double HyperNodeScore(const JobInfo& job, const std::string& hypernode) const;
@@ -173,7 +210,7 @@ class Session {
   bool HasHook(Hook h) const;
   void JobEnqueued(const JobInfo& job);
 
-  // Per-action arguments from `configurations`.
+  // Per-action arguments from `configurations` (actions normally read them once, in their factory).
   const std::map<std::string, std::string>& ActionArgs(const std::string& action) const;
 
   // Fit errors collected during allocation, consumed by gang at session close.
@@ -185,13 +222,15 @@ class Session {
   // Pipelined placements to undo at session close.
   std::vector<Statement::Entry>& pipelined() { return pipelined_; }
 
-  void Open();
+  // Binds the hooks and opens every plugin; the first plugin that fails to open stops it, and the error
+  // names the plugin. Close() must still be called (it closes only the plugins that opened).
+  core::Status Open();
   void Close();
   // Microsecond timer on the injected clock (0 without a clock).
   int64_t NowUs() const;
   bool has_clock() const { return clock_ != nullptr; }
   void AddPluginTime(const std::string& plugin, int64_t us) { out_->metrics.plugin_us[plugin] += us; }
-  // Lets actions and plugins change session-owned task/job state (e.g. enqueue sets the phase).
+  // The state for actions: its cycle interface (AdmitJob, the Statement journal) is how a cycle changes it.
   ClusterState& mutable_state() { return *state_; }
 
   // Plugin state other plugins may read (e.g. proportion's per-queue deserved share).
@@ -212,7 +251,12 @@ class Session {
   WallTime now_;
   const core::Clock* clock_;
   CycleResult* out_;
-  std::map<uint32_t, std::vector<Bound>> hooks_;
+  uint64_t cycle_ = 0;
+  size_t opened_ = 0;  // plugins whose OnSessionOpen succeeded (closed in Close)
+  // Dispatch lists indexed by the hook's bit position (an array, not a map: predicates and scores look
+  // their list up millions of times per cycle).
+  static constexpr int kHookCount = 14;
+  std::array<std::vector<Bound>, kHookCount> hooks_;
   std::map<std::string, JobFitError> fit_errors_;
   std::map<std::string, bool> scheduled_jobs_;
   std::vector<Statement::Entry> pipelined_;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tephra/core/status.h"
 #include "tephra/sched/resource.h"
 #include "tephra/sched/types.h"
 
@@ -77,6 +78,9 @@ struct CycleMetrics {
 };
 
 struct CycleResult {
+  // Not OK when the cycle could not run (a plugin failed to open its session): nothing was decided, and
+  // the message names the plugin. The state is unchanged; the next cycle tries again.
+  core::Status status;
   // True when allocate ran out of CoreOptions::allocate_slice_us before it reached every job: the round goes
   // on in the next cycle, which the caller should start at once.
   bool yielded = false;

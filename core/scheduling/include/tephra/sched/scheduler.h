@@ -22,12 +22,12 @@
 #pragma once
 
 #include <memory>
-#include <unordered_map>
 #include <string>
 #include <vector>
 
 #include "tephra/core/clock.h"
 #include "tephra/core/status.h"
+#include "tephra/sched/action.h"
 #include "tephra/sched/cluster_state.h"
 #include "tephra/sched/config.h"
 #include "tephra/sched/framework.h"
@@ -39,8 +39,15 @@ class Scheduler {
  public:
   // Validates `conf` against `registry`; warnings (known-but-unimplemented Volcano actions/plugins,
   // which are skipped) are returned through *warnings.
+  // Malformed plugin or action arguments are errors (the message names the plugin or action and the
+  // argument).
   static core::StatusOr<std::unique_ptr<Scheduler>> Create(SchedulerConf conf,
                                                            PluginRegistry registry = PluginRegistry::Builtin(),
+                                                           const core::Clock* duration_clock = nullptr,
+                                                           std::vector<std::string>* warnings = nullptr);
+  // With a custom action registry (actions are looked up by their configured names).
+  static core::StatusOr<std::unique_ptr<Scheduler>> Create(SchedulerConf conf, PluginRegistry registry,
+                                                           ActionRegistry actions,
                                                            const core::Clock* duration_clock = nullptr,
                                                            std::vector<std::string>* warnings = nullptr);
 
@@ -53,7 +60,8 @@ class Scheduler {
 
   // One scheduling cycle: open session, run actions in order, close session. Cheap when nothing
   // changed: unschedulable gangs are only retried when something relevant changed (capacity epoch or
-  // the job itself) or every CoreOptions::retry_unchanged_every_cycles cycles.
+  // the job itself) or every CoreOptions::retry_unchanged_every_cycles cycles. When a plugin cannot open
+  // its session the cycle decides nothing and CycleResult::status says why.
   CycleResult RunCycle(WallTime now);
 
   uint64_t cycle() const { return cycle_; }
@@ -65,35 +73,25 @@ class Scheduler {
   void ResyncStatus();
 
  private:
-  Scheduler(SchedulerConf conf, PluginRegistry registry, const core::Clock* clock);
-  core::Status BuildPlugins(std::vector<std::string>* warnings);
-  void Enqueue(Session& ssn);
-  void Allocate(Session& ssn);
-  void Backfill(Session& ssn);
-  // preempt (reclaim=false) and reclaim (reclaim=true): see victims.cc.
-  void EvictFor(Session& ssn, bool reclaim);
-  friend class VictimPlanner;
+  Scheduler(SchedulerConf conf, PluginRegistry registry, ActionRegistry actions, const core::Clock* clock);
+  // Instances for `conf` (plugins per tier, actions in order); the configured ones only are replaced
+  // when both build.
+  core::Status Build(const SchedulerConf& conf, std::vector<PluginSlot>* plugins,
+                     std::vector<std::unique_ptr<Action>>* actions) const;
   void ReleaseStuckGangs(Session& ssn);
   void WriteStatus(Session& ssn);
-  friend class Allocator;
 
   SchedulerConf conf_;
   PluginRegistry registry_;
+  ActionRegistry action_registry_;
   std::vector<PluginSlot> plugins_;
+  std::vector<std::unique_ptr<Action>> actions_;  // in configured order; unimplemented Volcano ones skipped
   const core::Clock* clock_;
   ClusterState state_;
   uint64_t cycle_ = 0;
   std::map<std::string, PodGroupStatusUpdate> emitted_pg_;  // job key -> last emitted (carries the uid)
   bool resync_status_ = false;
   std::map<std::string, Resource> emitted_queue_;
-  // Allocate time slices (CoreOptions::allocate_slice_us): job key -> its version when allocate last tried it
-  // in the current round; cleared when a round reaches the end of the job order.
-  std::unordered_map<std::string, uint64_t> round_tried_;
-  struct Caches;  // per-shape static predicate results, node ranks (defined in scheduler.cc)
-  std::unique_ptr<Caches> caches_;
-
- public:
-  ~Scheduler();
 };
 
 }  // namespace tephra::sched

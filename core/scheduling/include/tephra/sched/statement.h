@@ -3,8 +3,13 @@
 // typed entries; Discard() undoes them in reverse order; Commit() turns Allocate into an assumed bind
 // (kBinding + a BindDecision) and Evict into an EvictDecision. Pipeline entries are handed to the
 // session, which undoes them when the cycle ends (a pipelined placement is a promise for this cycle only).
+//
+// Statement is the only code that moves tasks during a cycle: it holds the ClusterState::JournalKey that
+// Transition requires. A discarded statement leaves the state as it found it, job versions included (an
+// attempt that was undone is not news to the memos keyed on versions).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +32,10 @@ class Statement {
     std::string prev_node;
     std::string reason;  // evict reason
     std::string preemptor;  // evict: job key the eviction makes room for
+    // Set on the statement's first entry for the task's job: that job's version before the statement,
+    // which Discard restores. Later entries of the same job carry nothing (no lookup per placement).
+    bool restores_job_version = false;
+    uint64_t prev_job_version = 0;
   };
 
   explicit Statement(ClusterState* state) : state_(state) {}
@@ -49,17 +58,27 @@ class Statement {
   std::vector<Entry> Release() {
     std::vector<Entry> out = std::move(entries_);
     entries_.clear();
+    jobs_seen_.clear();
     return out;
   }
-  // Undoes every entry in reverse order. Idempotent (a second call does nothing).
+  // Undoes every entry in reverse order and restores the touched jobs' versions. Idempotent (a second
+  // call does nothing).
   void Discard();
+  // Undoes entries handed out earlier by Commit (pipelined placements) or Release, newest first, skipping
+  // tasks that are no longer placed by them. Job versions are not restored: those placements were real for
+  // the rest of the cycle (the status writer and the memos saw them). The session's end-of-cycle undo.
+  void Revert(const std::vector<Entry>& entries);
 
   const std::vector<Entry>& entries() const { return entries_; }
   bool empty() const { return entries_.empty(); }
 
  private:
+  // Fills the version fields of an entry about to be appended for task `t`.
+  void NoteJobVersion(const TaskInfo& t, Entry& e);
+
   ClusterState* state_;
   std::vector<Entry> entries_;
+  std::vector<const std::string*> jobs_seen_;  // jobs with a version-restoring entry (keys owned by tasks)
 };
 
 }  // namespace tephra::sched

@@ -170,6 +170,9 @@ struct JobInfo {
   int pending_best_effort = 0;  // kPending tasks with best_effort (backfill candidates)
   uint64_t version = 0;  // bumped on any change to the job or its tasks
   // ---- maintained by the Scheduler (kept across UpsertJob; avoids per-cycle map lookups) ----
+  // `mutable`: this is the scheduler's bookkeeping about the job (what it tried, what it last reported),
+  // not state of the job; actions update it through the const JobInfo& the state hands out, which keeps
+  // the job's real fields changeable only through ClusterState.
   struct SchedMemo {
     bool failed = false;  // last allocation attempt failed; the fields below describe it
     uint64_t failed_version = 0, failed_epoch = 0, failed_cycle = 0;
@@ -184,7 +187,8 @@ struct JobInfo {
       bool failed = false;
       uint64_t version = 0, capacity_epoch = 0, victim_epoch = 0, cycle = 0;
     } evict[2];
-  } sched;
+  };
+  mutable SchedMemo sched;
 
   int Count(TaskStatus s) const { return status_count[static_cast<size_t>(s)]; }
   // Gang "ready" = Allocated+Binding+Bound+Running+Succeeded.

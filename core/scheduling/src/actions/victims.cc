@@ -1,4 +1,4 @@
-// preempt and reclaim actions (docs/volcano-behaviour.md, "Preempt and reclaim"): a starving gang (pending
+// The victim search of the preempt and reclaim actions (docs/volcano-behaviour.md, "Preempt and reclaim"): a starving gang (pending
 // tasks, ready + pipelined below minMember) makes room by evicting victims, then pipelines its tasks onto the nodes being freed.
 //
 //   preempt  victims are tasks of other jobs in the starving job's queue; plugins answer Preemptable
@@ -30,32 +30,31 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "tephra/sched/scheduler.h"
+#include "actions.h"
 
-namespace tephra::sched {
+namespace tephra::sched::actions {
 
 namespace {
 bool IsVictimStatus(const TaskInfo& t) {
   return (t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound) && !t.evicting && !t.node.empty();
 }
-}  // namespace
 
 class VictimPlanner {
  public:
-  VictimPlanner(Scheduler& s, Session& ssn, bool reclaim)
-      : s_(s), ssn_(ssn), st_(s.state_), reclaim_(reclaim), reason_(reclaim ? "reclaim" : "preempt") {}
+  VictimPlanner(Session& ssn, const VictimSearchOptions& options)
+      : ssn_(ssn), st_(ssn.mutable_state()), reclaim_(options.reclaim), reason_(options.reclaim ? "reclaim" : "preempt"),
+        max_jobs_(options.max_jobs_per_cycle) {}
 
   void Run() {
-    const bool enqueue_on =
-        std::find(s_.conf_.actions.begin(), s_.conf_.actions.end(), "enqueue") != s_.conf_.actions.end();
+    const bool enqueue_on = ssn_.ActionConfigured("enqueue");
     const int mi = reclaim_ ? 1 : 0;
-    std::map<std::string, std::vector<JobInfo*>> by_queue;
-    for (auto& [key, j] : st_.jobs_) {
-      if (j.Count(TaskStatus::kPending) - j.pending_best_effort <= 0) continue;
-      if (j.ReadyCount() + j.Count(TaskStatus::kPipelined) >= std::max(1, j.min_member)) continue;  // not starving
-      if (enqueue_on && j.phase == PodGroupPhase::kPending) continue;
+    std::map<std::string, std::vector<const JobInfo*>> by_queue;
+    st_.ForEachJob([&](const JobInfo& j) {
+      if (j.Count(TaskStatus::kPending) - j.pending_best_effort <= 0) return;
+      if (j.ReadyCount() + j.Count(TaskStatus::kPipelined) >= std::max(1, j.min_member)) return;  // not starving
+      if (enqueue_on && j.phase == PodGroupPhase::kPending) return;
       // Topology-constrained gangs are placed only by allocate's HyperNode search (Volcano excludes them too).
-      if (j.network_topology.mode == TopologyMode::kHard) continue;
+      if (j.network_topology.mode == TopologyMode::kHard) return;
       // A failed search is not retried on a timer (unlike allocate's memo): its inputs are the job (version),
       // free capacity and shares (capacity epoch, bumped by every pod/job/queue/node change) and the running
       // candidates (victim epoch), so with all three unchanged the answer cannot change. A timer retry made
@@ -63,12 +62,12 @@ class VictimPlanner {
       const auto& m = j.sched.evict[mi];
       if (m.failed && m.version == j.version && m.capacity_epoch == st_.capacity_epoch() &&
           m.victim_epoch == st_.victim_epoch())
-        continue;
+        return;
       const QueueInfo* q = st_.FindQueue(j.queue);
-      if (!q || q->state != QueueState::kOpen) continue;
-      if (!ssn_.JobValid(j).pass) continue;
+      if (!q || q->state != QueueState::kOpen) return;
+      if (!ssn_.JobValid(j).pass) return;
       by_queue[j.queue].push_back(&j);
-    }
+    });
     if (by_queue.empty()) return;
     std::vector<const QueueInfo*> queues;
     for (const auto& [name, jobs] : by_queue) queues.push_back(st_.FindQueue(name));
@@ -77,27 +76,25 @@ class VictimPlanner {
     // Victim searches are costly at scale (candidates are every running task of the queue or of the other
     // queues); a cycle tries at most `maxJobsPerCycle` starving jobs (action argument, default 32) in
     // queue/job order, and the rest wait for the next cycle (not marked as failed).
-    int budget = static_cast<int>(ArgDouble(ssn_.ActionArgs(reason_), "maxJobsPerCycle", 32));
+    int budget = max_jobs_;
     for (const QueueInfo* q : queues) {
       auto& jobs = by_queue[q->name];
       std::stable_sort(jobs.begin(), jobs.end(), [&](const JobInfo* a, const JobInfo* b) { return ssn_.JobLess(*a, *b); });
-      for (JobInfo* j : jobs) {
+      for (const JobInfo* j : jobs) {
         if (reclaim_ && ssn_.Overused(*q)) break;
         if (budget-- <= 0) return;
-        uint64_t version_before = j->version;
         ++ssn_.result().metrics.victim_searches;
         bool ok = TryJob(*j, *q);
         auto& m = j->sched.evict[mi];
         m.failed = !ok;
         if (!ok) {
-          // The discarded attempt moved the job's version (pipeline + undo) but left the job exactly as it
-          // was; restoring the version keeps allocate's memo, the other evicting action's memo and the
-          // status writer from taking it as news every cycle.
-          j->version = version_before;
+          // The discarded attempt restored the job's version (Statement::Discard: the job is exactly as it
+          // was), so allocate's memo, the other evicting action's memo and the status writer do not take it
+          // as news every cycle.
           m.version = j->version;
           m.capacity_epoch = st_.capacity_epoch();
           m.victim_epoch = st_.victim_epoch();
-          m.cycle = s_.cycle_;
+          m.cycle = ssn_.cycle();
         }
       }
     }
@@ -118,23 +115,22 @@ class VictimPlanner {
   }
   std::vector<const TaskInfo*> BuildScope(const JobInfo& job) const {
     std::vector<const TaskInfo*> out;
-    for (const auto& [key, vj] : st_.jobs_) {
-      if (!reclaim_ && vj.queue != job.queue) continue;
+    st_.ForEachJob([&](const JobInfo& vj) {
+      if (!reclaim_ && vj.queue != job.queue) return;
       if (reclaim_) {
-        if (vj.queue == job.queue) continue;
+        if (vj.queue == job.queue) return;
         const QueueInfo* vq = st_.FindQueue(vj.queue);
-        if (!vq || !vq->reclaimable || !AboveDeserved(*vq, vq->allocated)) continue;
+        if (!vq || !vq->reclaimable || !AboveDeserved(*vq, vq->allocated)) return;
       }
-      if (vj.Count(TaskStatus::kRunning) + vj.Count(TaskStatus::kBound) == 0) continue;
-      auto it = st_.tasks_by_job_.find(key);
-      if (it == st_.tasks_by_job_.end()) continue;
+      if (vj.Count(TaskStatus::kRunning) + vj.Count(TaskStatus::kBound) == 0) return;
       size_t first = out.size();
-      for (const TaskInfo* t : it->second)
-        if (IsVictimStatus(*t)) out.push_back(t);
+      st_.ForEachTaskOfJob(vj.key, [&](const TaskInfo& t) {
+        if (IsVictimStatus(t)) out.push_back(&t);
+      });
       std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), [](const TaskInfo* a, const TaskInfo* b) {
         return a->creation_index != b->creation_index ? a->creation_index < b->creation_index : a->uid < b->uid;
       });
-    }
+    });
     return out;
   }
 
@@ -151,7 +147,7 @@ class VictimPlanner {
   Resource Freeable(const JobInfo& job) {
     if (!queue_alloc_) {
       queue_alloc_.emplace();
-      for (const auto& [k, j] : st_.jobs_) (*queue_alloc_)[j.queue] += j.allocated;
+      st_.ForEachJob([&](const JobInfo& j) { (*queue_alloc_)[j.queue] += j.allocated; });
     }
     if (!reclaim_) {
       auto it = queue_alloc_->find(job.queue);
@@ -192,13 +188,14 @@ class VictimPlanner {
     auto pit = planned.find(v.job);
     int already = pit == planned.end() ? 0 : pit->second;
     if (!j || j->min_member <= 0 || j->ReadyCount() - already - 1 >= j->min_member) return rest;
-    auto it = st_.tasks_by_job_.find(v.job);
-    if (it == st_.tasks_by_job_.end()) return rest;
-    for (const TaskInfo* t : it->second) {
-      if (t == &v || in_plan.count(t) || !OccupiesNode(t->status) || t->status == TaskStatus::kReleasing) continue;
-      if (!allowed_.count(t)) return std::nullopt;
-      rest.push_back(t);
-    }
+    bool all_allowed = true;
+    st_.ForEachTaskOfJob(v.job, [&](const TaskInfo& t) {
+      if (!all_allowed || &t == &v || in_plan.count(&t) || !OccupiesNode(t.status) || t.status == TaskStatus::kReleasing)
+        return;
+      if (!allowed_.count(&t)) all_allowed = false;
+      else rest.push_back(&t);
+    });
+    if (!all_allowed) return std::nullopt;
     std::sort(rest.begin(), rest.end(), [](const TaskInfo* a, const TaskInfo* b) { return a->uid < b->uid; });
     return rest;
   }
@@ -257,11 +254,11 @@ class VictimPlanner {
     return plan;
   }
 
-  bool TryJob(JobInfo& job, const QueueInfo& q) {
-    std::vector<TaskInfo*> tasks;
-    if (auto it = st_.tasks_by_job_.find(job.key); it != st_.tasks_by_job_.end())
-      for (TaskInfo* t : it->second)
-        if (t->status == TaskStatus::kPending && !t->scheduling_gated && !t->best_effort) tasks.push_back(t);
+  bool TryJob(const JobInfo& job, const QueueInfo& q) {
+    std::vector<const TaskInfo*> tasks;
+    st_.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
+      if (t.status == TaskStatus::kPending && !t.scheduling_gated && !t.best_effort) tasks.push_back(&t);
+    });
     if (tasks.empty()) return false;
     // Fast fail before any victim search: the gang's missing minimum (per-dimension smallest request x
     // missing tasks, a lower bound) must fit in what is idle or releasing plus the most evictions could
@@ -325,7 +322,7 @@ class VictimPlanner {
     Statement stmt(&st_);
     Resource promised;  // pipelined requests of this job (not in its queue's allocated yet)
     bool evicted_any = false;
-    for (TaskInfo* t : tasks) {
+    for (const TaskInfo* t : tasks) {
       if (reclaim_) {
         QueueInfo view = q;
         view.allocated += promised;
@@ -336,7 +333,7 @@ class VictimPlanner {
       // 1. Capacity already being released (or idle): no new eviction.
       for (const NodeInfo* n : free_nodes) {
         if (!t->request.FitsIn(n->FutureIdle())) continue;
-        if (!ssn_.StaticPredicate(*t, *n).empty() || !ssn_.DynamicPredicate(*t, *n).empty()) continue;
+        if (!ssn_.StaticFit(*t, *n).ok() || !ssn_.DynamicFit(*t, *n).ok()) continue;
         target = n->name;
         break;
       }
@@ -345,7 +342,7 @@ class VictimPlanner {
         for (NodeVictims& nv : nodes) {
           const NodeInfo* n = nv.node;
           if (!n->ready || n->unschedulable || !t->request.FitsIn(n->FutureIdle() + nv.freeable)) continue;
-          if (!ssn_.StaticPredicate(*t, *n).empty()) continue;
+          if (!ssn_.StaticFit(*t, *n).ok()) continue;
           if (!nv.sorted) {
             std::stable_sort(nv.victims.begin(), nv.victims.end(),
                              [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*b, *a); });
@@ -385,11 +382,11 @@ class VictimPlanner {
     return true;
   }
 
-  Scheduler& s_;
   Session& ssn_;
   ClusterState& st_;
   bool reclaim_;
   std::string reason_;
+  int max_jobs_;
   std::unordered_set<const TaskInfo*> allowed_;
   std::optional<Resource> future_idle_;
   Resource smallest_;  // per-dimension smallest request of the job being tried
@@ -397,9 +394,20 @@ class VictimPlanner {
   std::optional<std::map<std::string, Resource>> queue_alloc_;
 };
 
-void Scheduler::EvictFor(Session& ssn, bool reclaim) {
-  VictimPlanner p(*this, ssn, reclaim);
+}  // namespace
+
+void RunVictimSearch(Session& ssn, const VictimSearchOptions& options) {
+  VictimPlanner p(ssn, options);
   p.Run();
 }
 
-}  // namespace tephra::sched
+core::StatusOr<VictimSearchOptions> ParseVictimSearchOptions(const ActionConfiguration& c, bool reclaim) {
+  ArgParser args("action \"" + c.name + "\"", c.arguments);
+  VictimSearchOptions o;
+  o.reclaim = reclaim;
+  o.max_jobs_per_cycle = static_cast<int>(args.Int("maxJobsPerCycle", 32, 0, 1 << 20));
+  if (!args.status().ok()) return args.status();
+  return o;
+}
+
+}  // namespace tephra::sched::actions

@@ -1,0 +1,526 @@
+// The "allocate" action (docs/scheduler.md, "Fast predicate/score loop"): queues by QueueOrder
+// (re-evaluated after every job, skipping overused ones), jobs by JobOrder, tasks by TaskOrder; a job's
+// placements are committed only if it becomes JobReady, held until the session closes if only
+// JobPipelined, otherwise discarded.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "actions.h"
+
+namespace tephra::sched::actions {
+
+using core::Status;
+
+// Kept by the action instance across cycles (instances live until the configuration changes).
+struct AllocateCaches {
+  // Static predicate results per task shape, valid while the node set/specs are unchanged
+  // (ClusterState::topology_version()). This is Volcano's predicateErrorCacheEnable idea taken further:
+  // identical pod specs share the feasible node list and the per-reason failure counts.
+  struct Shape {
+    uint64_t topology_version = 0;
+    std::vector<int> feasible;  // node slots in name order
+    std::map<std::string, int> reasons;
+  };
+  std::unordered_map<uint32_t, Shape> shapes;
+  uint64_t rank_version = 0;
+  std::vector<int> rank;  // node slot -> position in name order (deterministic tie-break)
+  // Allocate time slices (CoreOptions::allocate_slice_us): job key -> its version when allocate last tried
+  // it in the current round; cleared when a round reaches the end of the job order (docs/scheduler.md).
+  std::unordered_map<std::string, uint64_t> round_tried;
+};
+
+namespace {
+
+std::string FormatReasons(const std::map<std::string, int>& reasons) {
+  std::vector<std::pair<std::string, int>> v(reasons.begin(), reasons.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (const auto& [r, n] : v) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(n) + " " + r;
+  }
+  return out;
+}
+
+}  // namespace
+
+// One allocate pass over the queues. Per job: tasks grouped by (shape, role); each group keeps a max-heap
+// of (score, node) built once from the shape's cached feasible nodes. After a placement on node N only
+// N's entry can change (NodeScore contract), so N is re-scored and pushed again in every group of the job;
+// stale entries are recognised by the node version and dropped when they surface.
+class Allocator {
+ public:
+  Allocator(AllocateCaches& caches, Session& ssn) : caches_(caches), ssn_(ssn), st_(ssn.mutable_state()) {
+    auto& c = caches_;
+    if (c.rank_version != st_.topology_version()) {
+      c.rank.assign(st_.node_slots(), 1 << 30);
+      const auto& order = st_.SchedulableNodes();
+      for (size_t i = 0; i < order.size(); ++i) c.rank[static_cast<size_t>(order[i])] = static_cast<int>(i);
+      c.rank_version = st_.topology_version();
+    }
+  }
+
+  void Run() {
+    const bool enqueue_on = ssn_.ActionConfigured("enqueue");
+    const int retry = st_.options().retry_unchanged_every_cycles;
+    const int64_t slice = ssn_.has_clock() ? st_.options().allocate_slice_us : 0;
+    const int64_t start_us = ssn_.NowUs();
+    auto& tried = caches_.round_tried;
+    std::map<std::string, std::vector<const JobInfo*>> by_queue;
+    st_.ForEachJob([&](const JobInfo& j) {
+      if (j.Count(TaskStatus::kPending) - j.pending_best_effort <= 0) return;
+      if (enqueue_on && j.phase == PodGroupPhase::kPending) return;
+      if (slice > 0) {
+        // Tried earlier in this round and unchanged since: the round moves on to the jobs not reached yet.
+        auto it = tried.find(j.key);
+        if (it != tried.end() && it->second == j.version) return;
+      }
+      const auto& m = j.sched;
+      if (m.failed && retry > 0 && m.failed_version == j.version && m.failed_epoch == st_.capacity_epoch() &&
+          ssn_.cycle() - m.failed_cycle < static_cast<uint64_t>(retry)) {
+        ++ssn_.result().metrics.jobs_skipped_clean;
+        return;
+      }
+      const QueueInfo* q = st_.FindQueue(j.queue);
+      if (!q || q->state != QueueState::kOpen) return;
+      ValidateResult v = ssn_.JobValid(j);
+      if (!v.pass) {
+        invalid_[j.key] = v;
+        return;
+      }
+      by_queue[j.queue].push_back(&j);
+    });
+    for (auto& [q, jobs] : by_queue)
+      std::stable_sort(jobs.begin(), jobs.end(), [&](const JobInfo* a, const JobInfo* b) { return ssn_.JobLess(*a, *b); });
+    std::map<std::string, size_t> next;
+    while (true) {
+      // Pick the queue that goes first now (shares move as jobs are placed); skip overused queues.
+      const QueueInfo* best = nullptr;
+      for (auto& [name, jobs] : by_queue) {
+        if (next[name] >= jobs.size()) continue;
+        const QueueInfo* q = st_.FindQueue(name);
+        if (ssn_.Overused(*q)) {
+          next[name] = jobs.size();
+          continue;
+        }
+        if (!best || ssn_.QueueLess(*q, *best)) best = q;
+      }
+      if (!best) break;
+      if (slice > 0 && ssn_.NowUs() - start_us >= slice) {
+        ssn_.result().yielded = true;
+        return;
+      }
+      const JobInfo* job = by_queue[best->name][next[best->name]++];
+      AllocateJob(*job, *best);
+      if (slice > 0) tried[job->key] = job->version;
+    }
+    tried.clear();  // the round reached every job
+  }
+
+  const std::map<std::string, ValidateResult>& invalid() const { return invalid_; }
+
+ private:
+  struct Entry {
+    double score;
+    int rank;
+    int slot;
+    uint64_t version;
+    bool operator<(const Entry& o) const { return score != o.score ? score < o.score : rank > o.rank; }
+  };
+  struct Group {
+    const TaskInfo* rep = nullptr;
+    std::vector<Entry> heap;
+    std::vector<int> future;  // nodes where only FutureIdle fits (pipeline candidates)
+  };
+
+  const AllocateCaches::Shape& StaticFor(const TaskInfo& t) {
+    auto& sc = caches_.shapes[t.shape];
+    if (sc.topology_version == st_.topology_version() && sc.topology_version != 0) return sc;
+    int64_t t0 = ssn_.NowUs();
+    sc = {};
+    sc.topology_version = st_.topology_version();
+    for (int slot : st_.SchedulableNodes()) {
+      Fit f = ssn_.StaticFit(t, st_.NodeAt(slot));
+      if (f.ok()) sc.feasible.push_back(slot);
+      else ++sc.reasons[f.Text()];
+    }
+    ssn_.AddPluginTime("predicates", ssn_.NowUs() - t0);
+    return sc;
+  }
+
+  // Fits Idle and passes dynamic predicates -> score; otherwise nullopt.
+  std::optional<double> Evaluate(const TaskInfo& t, const NodeInfo& n) const {
+    if (!t.request.FitsIn(n.Idle())) return std::nullopt;
+    if (!ssn_.DynamicFit(t, n).ok()) return std::nullopt;
+    return ssn_.NodeScore(t, n);
+  }
+
+  void Build(Group& g, const std::vector<char>* allowed) {
+    const auto& sc = StaticFor(*g.rep);
+    int64_t t0 = ssn_.NowUs();
+    g.heap.reserve(sc.feasible.size());
+    for (int slot : sc.feasible) {
+      if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
+      const NodeInfo& n = st_.NodeAt(slot);
+      if (auto score = Evaluate(*g.rep, n)) {
+        g.heap.push_back({*score, caches_.rank[static_cast<size_t>(slot)], slot, n.version});
+      } else if (g.rep->request.FitsIn(n.FutureIdle())) {
+        g.future.push_back(slot);
+      }
+    }
+    std::make_heap(g.heap.begin(), g.heap.end());
+    ssn_.AddPluginTime("nodeorder+binpack(score)", ssn_.NowUs() - t0);
+  }
+
+  // Failure histogram for a task that found no node within `allowed`.
+  std::map<std::string, int> Explain(const TaskInfo& t, const std::vector<char>* allowed) {
+    const auto& sc = StaticFor(t);
+    std::map<std::string, int> reasons;
+    if (!allowed) reasons = sc.reasons;
+    for (int slot : sc.feasible) {
+      if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
+      const NodeInfo& n = st_.NodeAt(slot);
+      std::string r = ResourceReason(st_, t, n.Idle());
+      if (r.empty()) r = ssn_.DynamicFit(t, n).Text();
+      if (!r.empty()) ++reasons[r];
+    }
+    return reasons;
+  }
+
+  // Places as many of `tasks` as possible on nodes in `allowed` (nullptr = all); unplaced tasks are
+  // returned in order. Stops early when the queue refuses more (sets queue_full_).
+  //
+  // Heaps: when scores cannot depend on the job (no job-dependent NodeScore, no node restriction, no
+  // anti-affinity in play), groups are keyed by shape alone and shared by every job of the cycle, so a
+  // thousand identical gangs build one heap, not a thousand. Every node a statement touches (placement or
+  // discard) is re-scored into all shared heaps (Touch), which keeps the lazy-invalidation invariant.
+  std::vector<const TaskInfo*> PlaceTasks(const JobInfo& job, const QueueInfo& q, const std::vector<const TaskInfo*>& tasks,
+                                    const std::vector<char>* allowed, Statement& stmt) {
+    std::map<std::pair<uint32_t, std::string>, Group> local;
+    std::set<Group*> failed;  // groups that failed during this call: nothing frees up meanwhile
+    const bool may_share = allowed == nullptr && !ssn_.JobDependentScore(job) && st_.anti_affinity_pods() == 0;
+    const bool recheck = st_.anti_affinity_pods() > 0;
+    std::vector<const TaskInfo*> unplaced;
+    std::vector<Entry> skipped;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const TaskInfo* t = tasks[i];
+      if (queue_full_) {
+        unplaced.push_back(t);
+        continue;
+      }
+      if (!ssn_.Allocatable(q, *t)) {
+        queue_full_ = true;
+        // Say what is short: node reasons when no node could take the task anyway, else the queue.
+        if (last_reasons_.empty()) {
+          auto reasons = Explain(*t, allowed);
+          int failing = 0;
+          for (const auto& [r, n] : reasons) failing += n;
+          if (failing >= static_cast<int>(st_.SchedulableNodes().size())) last_reasons_ = std::move(reasons);
+        }
+        unplaced.push_back(t);
+        continue;
+      }
+      Group& g = may_share ? shared_[t->shape] : local[{t->shape, t->role}];
+      if (!g.rep) {
+        g.rep = t;
+        Build(g, allowed);
+      }
+      if (failed.count(&g)) {
+        unplaced.push_back(t);
+        continue;
+      }
+      int placed_slot = -1;
+      bool pipelined = false;
+      skipped.clear();
+      while (!g.heap.empty()) {
+        Entry top = g.heap.front();
+        std::pop_heap(g.heap.begin(), g.heap.end());
+        g.heap.pop_back();
+        const NodeInfo& n = st_.NodeAt(top.slot);
+        if (top.version != n.version) {
+          if (auto score = Evaluate(*t, n)) {
+            g.heap.push_back({*score, top.rank, top.slot, n.version});
+            std::push_heap(g.heap.begin(), g.heap.end());
+          } else if (t->request.FitsIn(n.FutureIdle())) {
+            g.future.push_back(top.slot);
+          }
+          continue;
+        }
+        if (recheck && !ssn_.DynamicFit(*t, n).ok()) {  // rep passed, this task may not
+          skipped.push_back(top);
+          continue;
+        }
+        g.heap.push_back(top);  // stays a candidate until the placement bumps the node version
+        std::push_heap(g.heap.begin(), g.heap.end());
+        placed_slot = top.slot;
+        break;
+      }
+      for (const Entry& e : skipped) {
+        g.heap.push_back(e);
+        std::push_heap(g.heap.begin(), g.heap.end());
+      }
+      if (placed_slot < 0) {
+        for (int slot : g.future) {
+          const NodeInfo& n = st_.NodeAt(slot);
+          if (t->request.FitsIn(n.FutureIdle()) && ssn_.DynamicFit(*t, n).ok()) {
+            placed_slot = slot;
+            pipelined = true;
+            break;
+          }
+        }
+      }
+      if (placed_slot < 0) {
+        failed.insert(&g);
+        if (last_reasons_.empty()) last_reasons_ = Explain(*t, allowed);
+        unplaced.push_back(t);
+        continue;
+      }
+      const std::string& node = st_.NodeAt(placed_slot).name;
+      Status s = pipelined ? stmt.Pipeline(t->uid, node) : stmt.Allocate(t->uid, node);
+      if (!s.ok()) {
+        unplaced.push_back(t);
+        continue;
+      }
+      // Re-score the changed node in every heap that may hold it.
+      for (auto& [k, g2] : local) Push(g2, placed_slot);
+      Touch(placed_slot);
+    }
+    return unplaced;
+  }
+
+  void Push(Group& g, int slot) {
+    if (!g.rep) return;
+    const NodeInfo& n = st_.NodeAt(slot);
+    if (auto score = Evaluate(*g.rep, n)) {
+      g.heap.push_back({*score, caches_.rank[static_cast<size_t>(slot)], slot, n.version});
+      std::push_heap(g.heap.begin(), g.heap.end());
+    } else if (g.rep->request.FitsIn(n.FutureIdle())) {
+      g.future.push_back(slot);
+    }
+  }
+  void Touch(int slot) {
+    for (auto& [shape, g] : shared_) Push(g, slot);
+  }
+  // Discard that keeps the shared heaps truthful: restored nodes may score higher than their entries.
+  void Discard(Statement& stmt) {
+    std::vector<int> slots;
+    for (const auto& e : stmt.entries()) slots.push_back(st_.NodeIndex(e.node));
+    stmt.Discard();
+    std::sort(slots.begin(), slots.end());
+    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+    for (int slot : slots)
+      if (slot >= 0) Touch(slot);
+  }
+
+  // Splits `domain` (node slots, name order) into leaf groups and fills them largest-idle first, so a
+  // gang that needs several leaves uses as few as possible.
+  std::vector<const TaskInfo*> PlaceLeafGreedy(const JobInfo& job, const QueueInfo& q, std::vector<const TaskInfo*> tasks,
+                                         const std::vector<int>& domain, Statement& stmt) {
+    const auto& view = ssn_.hypernodes();
+    std::map<std::string, std::vector<int>> leaves;
+    for (int slot : domain) {
+      auto it = view.leaf_of_node.find(slot);
+      leaves[it == view.leaf_of_node.end() ? std::string() : it->second].push_back(slot);
+    }
+    Resource need;
+    for (const TaskInfo* t : tasks) need += t->request;
+    int dim = kCpu;
+    double best = -1;
+    for (int i = 0; i < kMaxResources; ++i) {
+      if (i == kPods || need.Get(i) <= 0) continue;
+      double share = static_cast<double>(need.Get(i)) / std::max<double>(1, static_cast<double>(st_.TotalAllocatable().Get(i)));
+      if (share > best) { best = share; dim = i; }
+    }
+    std::vector<std::pair<int64_t, std::string>> order;
+    for (const auto& [name, slots] : leaves) {
+      int64_t idle = 0;
+      for (int slot : slots) idle += std::max<int64_t>(0, st_.NodeAt(slot).Idle().Get(dim));
+      order.push_back({-idle, name});
+    }
+    std::sort(order.begin(), order.end());
+    std::vector<char> allowed(st_.node_slots(), 0);
+    for (const auto& [negidle, name] : order) {
+      if (tasks.empty() || queue_full_) break;
+      std::fill(allowed.begin(), allowed.end(), 0);
+      for (int slot : leaves[name]) allowed[static_cast<size_t>(slot)] = 1;
+      tasks = PlaceTasks(job, q, tasks, &allowed, stmt);
+    }
+    return tasks;
+  }
+
+  void AllocateJob(const JobInfo& job, const QueueInfo& q) {
+    ++ssn_.result().metrics.jobs_considered;
+    std::vector<const TaskInfo*> tasks;
+    st_.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
+      if (t.status == TaskStatus::kPending && !t.scheduling_gated && !t.best_effort) tasks.push_back(&t);
+    });
+    if (tasks.empty()) return;
+    queue_full_ = false;
+    last_reasons_.clear();
+    auto& m = ssn_.result().metrics;
+    // Retry of a gang that failed before: if the whole cluster's future-idle cannot hold the gang's
+    // missing minimum (lower bound: per-dimension smallest request x missing tasks), or its queue refuses
+    // a task, it fails again without sorting or touching nodes, keeping its previous explanation.
+    auto& memo = job.sched;
+    if (memo.failed && !memo.message.empty()) {
+      int missing = job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined);
+      Resource smallest = tasks[0]->request;
+      for (const TaskInfo* t : tasks) smallest = smallest.Min(t->request);
+      Resource need;
+      for (int d = 0; d < kMaxResources; ++d) need.Set(d, smallest.Get(d) * std::max(0, missing));
+      if ((missing > 0 && !need.FitsIn(ClusterIdle())) || !ssn_.Allocatable(q, *tasks[0])) {
+        ssn_.RecordFitErrors(job.key, memo.unschedulable, memo.message);
+        ++m.schedule_attempts["unschedulable"];
+        memo.failed_version = job.version;
+        memo.failed_epoch = st_.capacity_epoch();
+        memo.failed_cycle = ssn_.cycle();
+        return;
+      }
+    }
+    std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*a, *b); });
+    Statement stmt(&st_);
+    std::vector<const TaskInfo*> unplaced;
+    std::string topo_error;
+    const auto& view = ssn_.hypernodes();
+    if (job.network_topology.mode != TopologyMode::kNone && !view.empty()) {
+      unplaced = PlaceWithTopology(job, q, tasks, stmt, &topo_error);
+    } else {
+      unplaced = PlaceTasks(job, q, tasks, nullptr, stmt);
+    }
+    if (ssn_.JobReady(job)) {
+      for (const auto& e : stmt.entries()) cluster_idle_ -= st_.FindTask(e.task_uid)->request;
+      size_t before = ssn_.result().binds.size();
+      stmt.Commit(&ssn_.result(), &ssn_.pipelined());
+      m.placements += static_cast<int64_t>(ssn_.result().binds.size() - before);
+      ++m.schedule_attempts["scheduled"];
+      ssn_.scheduled_jobs()[job.key] = true;
+      job.sched.failed = false;
+      return;
+    }
+    bool pipelined = !stmt.empty() && ssn_.JobPipelined(job);
+    int unsched = static_cast<int>(unplaced.size());
+    std::string msg = !topo_error.empty() ? topo_error : FormatReasons(last_reasons_);
+    if (queue_full_ && msg.empty()) msg = "queue " + q.name + " resource quota insufficient";
+    ssn_.RecordFitErrors(job.key, unsched, msg);
+    ++m.schedule_attempts["unschedulable"];
+    if (pipelined) {
+      // Hold the placements (and the resources) until the session closes; nothing is bound.
+      auto entries = stmt.Release();
+      for (const auto& e : entries) cluster_idle_ -= st_.FindTask(e.task_uid)->request;
+      ssn_.pipelined().insert(ssn_.pipelined().end(), entries.begin(), entries.end());
+      return;
+    }
+    // Discarding restores the job's version too (the job is exactly as it was), which keeps
+    // preempt/reclaim's memo of this job (keyed by version) valid, so a periodic allocate retry does not
+    // trigger a victim search every time.
+    Discard(stmt);
+    job.sched.failed = true;
+    job.sched.failed_version = job.version;
+    job.sched.failed_epoch = st_.capacity_epoch();
+    job.sched.failed_cycle = ssn_.cycle();
+    job.sched.unschedulable = unsched;
+    job.sched.message = msg;
+  }
+
+  // docs/volcano-behaviour.md, "Network-topology ordering": smallest tier first; within a tier the best
+  // HyperNodeOrder score first; the first HyperNode where the gang becomes ready wins (equivalent to scoring all dry runs when the score ranks
+  // HyperNodes before trying them). Soft mode falls back to the whole cluster, still leaf-greedy.
+  std::vector<const TaskInfo*> PlaceWithTopology(const JobInfo& job, const QueueInfo& q, const std::vector<const TaskInfo*>& tasks,
+                                           Statement& stmt, std::string* error) {
+    const auto& view = ssn_.hypernodes();
+    int max_tier = view.by_tier.empty() ? 0 : view.by_tier.rbegin()->first;
+    if (!job.network_topology.highest_tier_name.empty()) {
+      auto it = view.tier_of_name.find(job.network_topology.highest_tier_name);
+      if (it != view.tier_of_name.end()) max_tier = it->second;
+    } else if (job.network_topology.highest_tier_allowed > 0) {
+      max_tier = job.network_topology.highest_tier_allowed;
+    }
+    // Nodes the job already occupies: the chosen HyperNode must contain them.
+    std::set<int> existing;
+    st_.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
+      if (OccupiesNode(t.status) && !t.node.empty()) {
+        int idx = st_.NodeIndex(t.node);
+        if (idx >= 0) existing.insert(idx);
+      }
+    });
+    int need_n = std::max(0, job.min_member - job.ReadyCount());
+    Resource need;
+    for (size_t i = 0; i < tasks.size() && static_cast<int>(i) < need_n; ++i) need += tasks[i]->request;
+    for (const auto& [tier, names] : view.by_tier) {
+      if (tier > max_tier) break;
+      std::vector<std::pair<double, std::string>> cands;
+      for (const auto& name : names) {
+        const auto& e = view.entries.at(name);
+        Resource idle;
+        for (int slot : e.nodes) idle += st_.NodeAt(slot).FutureIdle().ClampZero();
+        if (!need.FitsIn(idle)) continue;
+        bool has_all = true;
+        for (int x : existing)
+          if (!std::binary_search(e.nodes.begin(), e.nodes.end(), x, [&](int a, int b) {
+                return st_.NodeAt(a).name < st_.NodeAt(b).name;
+              })) { has_all = false; break; }
+        if (!has_all) continue;
+        cands.push_back({-ssn_.HyperNodeScore(job, name), name});
+      }
+      std::sort(cands.begin(), cands.end());
+      for (const auto& [negscore, name] : cands) {
+        queue_full_ = false;
+        auto rest = PlaceLeafGreedy(job, q, tasks, view.entries.at(name).nodes, stmt);
+        if (ssn_.JobReady(job) || ssn_.JobPipelined(job)) return rest;
+        Discard(stmt);
+      }
+    }
+    if (job.network_topology.mode == TopologyMode::kHard) {
+      *error = "no HyperNode with tier <= " + std::to_string(max_tier) + " can hold the gang";
+      return tasks;
+    }
+    return PlaceLeafGreedy(job, q, tasks, st_.SchedulableNodes(), stmt);
+  }
+
+  // Sum of FutureIdle over schedulable nodes, computed on first use and kept current as jobs commit.
+  const Resource& ClusterIdle() {
+    if (!cluster_idle_valid_) {
+      cluster_idle_ = Resource();
+      for (int slot : st_.SchedulableNodes()) cluster_idle_ += st_.NodeAt(slot).FutureIdle().ClampZero();
+      cluster_idle_valid_ = true;
+    }
+    return cluster_idle_;
+  }
+
+  AllocateCaches& caches_;
+  Session& ssn_;
+  Resource cluster_idle_;
+  bool cluster_idle_valid_ = false;
+  std::map<uint32_t, Group> shared_;
+  ClusterState& st_;
+  bool queue_full_ = false;
+  std::map<std::string, int> last_reasons_;
+  std::map<std::string, ValidateResult> invalid_;
+
+ public:
+  std::map<std::string, ValidateResult> TakeInvalid() { return std::move(invalid_); }
+};
+
+namespace {
+
+class Allocate final : public Action {
+ public:
+  std::string_view Name() const override { return "allocate"; }
+  void Execute(Session& ssn) override {
+    Allocator a(caches_, ssn);
+    a.Run();
+    for (auto& [k, v] : a.TakeInvalid()) ssn.RecordFitErrors(k, -1, v.reason + "\n" + v.message);
+  }
+
+ private:
+  AllocateCaches caches_;
+};
+
+}  // namespace
+
+Made NewAllocate(const ActionConfiguration&) { return std::unique_ptr<Action>(std::make_unique<Allocate>()); }
+
+}  // namespace tephra::sched::actions

@@ -1,0 +1,124 @@
+// The "gang" plugin.
+#include <string_view>
+#include <unordered_map>
+
+#include "plugins.h"
+
+namespace tephra::sched::plugins {
+
+namespace {
+
+class GangPlugin final : public Plugin {
+ public:
+  std::string Name() const override { return "gang"; }
+  uint32_t Hooks() const override {
+    return kHookJobValid | kHookJobReady | kHookJobPipelined | kHookJobOrder | kHookPreemptable | kHookReclaimable;
+  }
+
+  // A victim job either keeps minMember ready tasks (Volcano: only its surplus may go) or loses every
+  // task it has on nodes (the whole gang goes, which the job controller handles like any gang failure);
+  // never a gang left running below its minimum. The whole-job case needs all of the job's placed tasks
+  // among the candidates, so the actions pass candidates from every node at once.
+  std::optional<std::vector<const TaskInfo*>> Preemptable(const Session& ssn, const TaskInfo&,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    return Victims(ssn, c);
+  }
+  std::optional<std::vector<const TaskInfo*>> Reclaimable(const Session& ssn, const TaskInfo&,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    return Victims(ssn, c);
+  }
+  static std::vector<const TaskInfo*> Victims(const Session& ssn, const std::vector<const TaskInfo*>& c) {
+    // One hash per candidate and one job lookup per job (candidate lists reach tens of thousands).
+    struct PerJob {
+      const JobInfo* job = nullptr;
+      int candidates = 0;
+      int left = 0;  // ready tasks the job would keep
+    };
+    std::unordered_map<std::string_view, PerJob> jobs;
+    jobs.reserve(c.size() / 8 + 1);
+    for (const TaskInfo* t : c) {
+      auto [it, fresh] = jobs.try_emplace(t->job);
+      if (fresh && !t->job.empty()) {
+        it->second.job = ssn.state().FindJob(t->job);
+        if (it->second.job) it->second.left = it->second.job->ReadyCount();
+      }
+      ++it->second.candidates;
+    }
+    std::vector<const TaskInfo*> out;
+    out.reserve(c.size());
+    for (const TaskInfo* t : c) {
+      PerJob& p = jobs.find(t->job)->second;
+      const JobInfo* j = p.job;
+      if (!j || j->min_member <= 0) {
+        out.push_back(t);
+        continue;
+      }
+      int placed = j->Count(TaskStatus::kAllocated) + j->Count(TaskStatus::kBinding) + j->Count(TaskStatus::kBound) +
+                   j->Count(TaskStatus::kRunning);
+      if (p.candidates >= placed) {  // every placed task of the job is a candidate: whole job
+        out.push_back(t);
+        continue;
+      }
+      if (p.left > j->min_member) {
+        --p.left;
+        out.push_back(t);
+      }
+    }
+    return out;
+  }
+
+  ValidateResult JobValid(const Session&, const JobInfo& j) const override {
+    int valid = j.ReadyCount() + j.Count(TaskStatus::kPipelined) + j.Count(TaskStatus::kPending);
+    if (valid < j.min_member) {
+      return {false, "NotEnoughTasks",
+              "Not enough valid tasks for gang-scheduling, valid: " + std::to_string(valid) +
+                  ", min: " + std::to_string(j.min_member)};
+    }
+    // Per-task minimums only bind when minMember covers them (Volcano's CheckTaskValid: minMember >=
+    // sum(minTaskMember)), as in JobReady. Without this, a job whose launcher `dependsOn` its workers
+    // (minAvailable = workers only) could never start: the launcher's pod does not exist yet.
+    int64_t sum = 0;
+    for (const auto& [role, min] : j.min_task_member) sum += min;
+    if (j.min_member < sum) return {};
+    for (const auto& [role, min] : j.min_task_member) {
+      auto it = j.role_valid.find(role);
+      int have = it == j.role_valid.end() ? 0 : it->second;
+      if (have < min) {
+        return {false, "NotEnoughPodsOfTask",
+                "Not enough valid pods of task " + role + ", valid: " + std::to_string(have) +
+                    ", min: " + std::to_string(min)};
+      }
+    }
+    return {};
+  }
+
+  bool JobReady(const Session&, const JobInfo& j) const override {
+    // Pending best-effort tasks count: backfill places them without needing resources.
+    if (j.ReadyCount() + j.pending_best_effort < j.min_member) return false;
+    // Per-task minimums only bind when minMember covers them (Volcano: minMember >= sum(minTaskMember)).
+    int64_t sum = 0;
+    for (const auto& [role, min] : j.min_task_member) sum += min;
+    if (j.min_member < sum) return true;
+    for (const auto& [role, min] : j.min_task_member) {
+      auto it = j.role_ready.find(role);
+      if ((it == j.role_ready.end() ? 0 : it->second) < min) return false;
+    }
+    return true;
+  }
+
+  Vote JobPipelined(const Session&, const JobInfo& j) const override {
+    return j.ReadyCount() + j.Count(TaskStatus::kPipelined) >= j.min_member ? Vote::kPermit : Vote::kReject;
+  }
+
+  int JobOrder(const Session&, const JobInfo& a, const JobInfo& b) const override {
+    bool ra = a.ReadyCount() >= a.min_member, rb = b.ReadyCount() >= b.min_member;
+    if (ra == rb) return 0;
+    return ra ? 1 : -1;  // jobs that are not ready yet go first
+  }
+};
+
+}  // namespace
+
+Made NewGang(const PluginOption& o) { return Make<GangPlugin>(o); }
+
+}  // namespace tephra::sched::plugins

@@ -1,0 +1,50 @@
+// Built-in plugins (docs/volcano-behaviour.md, "Plugins"): one file per plugin in this folder, each
+// exposing only its factory; PluginRegistry::Builtin() (registry.cc) registers them by name. Internal to
+// tephra_sched: callers create plugins through the registry.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "tephra/core/status.h"
+#include "tephra/sched/config.h"
+#include "tephra/sched/framework.h"
+
+namespace tephra::sched::plugins {
+
+using Made = core::StatusOr<std::unique_ptr<Plugin>>;
+
+Made NewGang(const PluginOption& o);
+Made NewPriority(const PluginOption& o);
+Made NewConformance(const PluginOption& o);
+Made NewDrf(const PluginOption& o);
+Made NewProportion(const PluginOption& o);
+Made NewOvercommit(const PluginOption& o);
+Made NewPredicates(const PluginOption& o);
+Made NewNodeOrder(const PluginOption& o);
+Made NewBinpack(const PluginOption& o);
+Made NewTaskTopology(const PluginOption& o);
+Made NewNetworkTopologyAware(const PluginOption& o);
+
+// Builds P from the option's arguments: P(ArgParser&) parses them, and a malformed one fails the
+// creation with a message naming the plugin and the argument. P() for plugins without arguments.
+template <typename P>
+Made Make(const PluginOption& o) {
+  if constexpr (std::is_constructible_v<P, ArgParser&>) {
+    ArgParser args("plugin \"" + o.name + "\"", o.arguments);
+    auto p = std::make_unique<P>(args);
+    if (!args.status().ok()) return args.status();
+    return std::unique_ptr<Plugin>(std::move(p));
+  } else {
+    return std::unique_ptr<Plugin>(std::make_unique<P>());
+  }
+}
+
+// Three-way comparison of doubles (plugin orders return <0, 0, >0).
+inline int Cmp(double a, double b) { return a < b ? -1 : (a > b ? 1 : 0); }
+
+// Share of `used` in `total` on the most-used dimension (pods excluded: every task requests one).
+double DominantShare(const Resource& used, const Resource& total);
+
+}  // namespace tephra::sched::plugins

@@ -1,0 +1,86 @@
+// The "predicates" plugin: readiness, cordon, nodeSelector, required node affinity, taints (static, cached
+// per task shape) and hostname pod anti-affinity in both directions (dynamic). Resource and pod-count fit
+// are checked by the actions, with Volcano-style reasons.
+#include "plugins.h"
+
+namespace tephra::sched::plugins {
+
+namespace {
+
+constexpr const char* kAffinityReason = "node(s) didn't match Pod's node affinity/selector";
+
+bool TermMatches(const NodeSelectorTerm& term, const NodeInfo& n) {
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;  // k8s: empty term matches nothing
+  for (const auto& r : term.match_expressions)
+    if (!MatchesRequirement(r, n.labels)) return false;
+  for (const auto& r : term.match_fields) {
+    if (r.key != "metadata.name") return false;
+    Labels fields{{"metadata.name", n.name}};
+    if (!MatchesRequirement(r, fields)) return false;
+  }
+  return true;
+}
+
+class PredicatesPlugin final : public Plugin {
+ public:
+  explicit PredicatesPlugin(ArgParser& args)
+      : node_affinity_(args.Bool("predicate.NodeAffinityEnable", true)),
+        taints_(args.Bool("predicate.TaintTolerationEnable", true)),
+        pod_affinity_(args.Bool("predicate.PodAffinityEnable", true)) {}
+  std::string Name() const override { return "predicates"; }
+  uint32_t Hooks() const override { return kHookPredicate; }
+
+  Fit StaticPredicate(const Session&, const TaskInfo& t, const NodeInfo& n) const override {
+    if (!n.ready) return Fit::No("node(s) were not ready");
+    if (n.unschedulable) return Fit::No("node(s) were unschedulable");
+    if (pod_affinity_)
+      for (const auto& sel : t.anti_affinity)
+        if (!sel.Valid()) return Fit::No("pod anti-affinity selector uses an operator label selectors do not have");
+    if (node_affinity_) {
+      for (const auto& [k, v] : t.node_selector) {
+        auto it = n.labels.find(k);
+        if (it == n.labels.end() || it->second != v) return Fit::No(kAffinityReason);
+      }
+      if (!t.required_affinity.empty()) {
+        bool any = false;
+        for (const auto& term : t.required_affinity)
+          if (TermMatches(term, n)) { any = true; break; }
+        if (!any) return Fit::No(kAffinityReason);
+      }
+    }
+    if (taints_) {
+      for (const auto& taint : n.taints) {
+        if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
+        bool ok = false;
+        for (const auto& tol : t.tolerations)
+          if (tol.Tolerates(taint)) { ok = true; break; }
+        if (!ok) return Fit::No("node(s) had untolerated taint", taint.key, taint.value);
+      }
+    }
+    return Fit::Yes();
+  }
+
+  Fit DynamicPredicate(const Session& ssn, const TaskInfo& t, const NodeInfo& n) const override {
+    if (!pod_affinity_) return Fit::Yes();
+    if (t.anti_affinity.empty() && ssn.state().anti_affinity_pods() == 0) return Fit::Yes();
+    Fit fit;
+    ssn.state().ForEachTaskOnNode(n.name, [&](const TaskInfo& other) {
+      if (!fit.ok() || other.uid == t.uid || other.ns != t.ns) return;
+      if (!OccupiesNode(other.status) && other.status != TaskStatus::kPipelined) return;
+      for (const auto& sel : t.anti_affinity)
+        if (sel.Matches(other.labels)) { fit = Fit::No("node(s) didn't match pod anti-affinity rules"); return; }
+      for (const auto& sel : other.anti_affinity)
+        if (sel.Matches(t.labels)) { fit = Fit::No("node(s) didn't satisfy existing pods anti-affinity rules"); return; }
+    });
+    return fit;
+  }
+
+ private:
+  bool node_affinity_, taints_, pod_affinity_;
+};
+
+}  // namespace
+
+Made NewPredicates(const PluginOption& o) { return Make<PredicatesPlugin>(o); }
+
+}  // namespace tephra::sched::plugins

@@ -1,0 +1,157 @@
+// The "proportion" plugin.
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "plugins.h"
+
+namespace tephra::sched::plugins {
+
+namespace {
+
+// Divides the cluster among queues by weight, iteratively (Volcano proportion.go): every round hands the
+// remaining capacity to unmet queues in proportion to weight, clamps each queue's deserved to
+// min(capability, request) and raises it to its guarantee; a queue is met once its request is covered or
+// its capability reached. Stops when nothing is left or a round changes nothing.
+class ProportionPlugin final : public Plugin {
+ public:
+  std::string Name() const override { return "proportion"; }
+  uint32_t Hooks() const override {
+    return kHookQueueOrder | kHookOverused | kHookAllocatable | kHookJobEnqueueable | kHookReclaimable;
+  }
+
+  // Reclaim takes only a queue's surplus: a victim may go when its (reclaimable) queue keeps at least its
+  // deserved share on every dimension the victim uses. Volcano checks "still above deserved" before
+  // subtracting, which lets the last eviction push the victim queue below deserved and reclaim back;
+  // checking after subtracting cannot oscillate.
+  std::optional<std::vector<const TaskInfo*>> Reclaimable(const Session& ssn, const TaskInfo&,
+                                                          const std::vector<const TaskInfo*>& c) const override {
+    std::map<std::string, Resource> alloc;
+    std::vector<const TaskInfo*> out;
+    for (const TaskInfo* t : c) {
+      const JobInfo* vj = ssn.state().FindJob(t->job);
+      if (!vj) continue;
+      const QueueInfo* vq = ssn.state().FindQueue(vj->queue);
+      auto at = attrs_.find(vj->queue);
+      if (!vq || !vq->reclaimable || at == attrs_.end()) continue;
+      auto it = alloc.try_emplace(vj->queue, vq->allocated).first;
+      Resource after = it->second - t->request;
+      bool keeps = true;
+      for (int i = 0; i < kMaxResources; ++i) {
+        if (i == kPods || t->request.Get(i) <= 0) continue;
+        if (after.Get(i) < at->second.deserved.Get(i)) { keeps = false; break; }
+      }
+      if (!keeps) continue;
+      it->second = after;
+      out.push_back(t);
+    }
+    return out;
+  }
+
+  core::Status OnSessionOpen(Session& ssn) override {
+    const ClusterState& st = ssn.state();
+    total_ = ssn.total_allocatable();
+    attrs_.clear();
+    Resource guarantees;
+    st.ForEachQueue([&](const QueueInfo& q) {
+      Attr& a = attrs_[q.name];
+      a.weight = std::max(1, q.weight);
+      a.capability = q.capability;
+      a.guarantee = q.guarantee;
+      a.request = q.request;
+      guarantees += q.guarantee;
+    });
+    st.ForEachJob([&](const JobInfo& j) {
+      if (j.phase != PodGroupPhase::kInqueue || !j.min_resources) return;
+      auto it = attrs_.find(j.queue);
+      if (it != attrs_.end()) it->second.inqueue += (*j.min_resources - j.allocated).ClampZero();
+    });
+    for (auto& [name, a] : attrs_) {
+      // realCapability: capability, bounded by what the others' guarantees leave.
+      a.real_capability = a.capability.Min((total_ - guarantees + a.guarantee).ClampZero());
+    }
+    Resource remaining = total_;
+    std::set<std::string> met;
+    for (int round = 0; round < 64; ++round) {
+      int64_t total_weight = 0;
+      for (const auto& [name, a] : attrs_)
+        if (!met.count(name)) total_weight += a.weight;
+      if (total_weight == 0) break;
+      Resource before = remaining;
+      Resource increased, decreased;
+      for (auto& [name, a] : attrs_) {
+        if (met.count(name)) continue;
+        Resource old = a.deserved;
+        for (int i = 0; i < kMaxResources; ++i) {
+          double add = static_cast<double>(remaining.Get(i)) * a.weight / static_cast<double>(total_weight);
+          a.deserved.Set(i, a.deserved.Get(i) + static_cast<int64_t>(std::floor(add)));
+        }
+        a.deserved = a.deserved.Min(a.real_capability).Min(a.request).Max(a.guarantee.Min(a.request));
+        if (a.request.LessEqual(a.deserved) || a.real_capability.LessEqual(a.deserved)) met.insert(name);
+        for (int i = 0; i < kMaxResources; ++i) {
+          int64_t d = a.deserved.Get(i) - old.Get(i);
+          if (d > 0) increased.Set(i, increased.Get(i) + d);
+          else decreased.Set(i, decreased.Get(i) - d);
+        }
+      }
+      remaining = (remaining - increased + decreased).ClampZero();
+      if (remaining.IsZero() || remaining == before) break;
+    }
+    auto& out = ssn.queue_deserved();
+    out.clear();
+    for (const auto& [name, a] : attrs_) out[name] = a.deserved;
+    return core::Status::OK();
+  }
+
+  int QueueOrder(const Session& ssn, const QueueInfo& a, const QueueInfo& b) const override {
+    return Cmp(Share(a), Share(b));
+  }
+  bool Overused(const Session&, const QueueInfo& q) const override {
+    auto it = attrs_.find(q.name);
+    if (it == attrs_.end()) return false;
+    return it->second.deserved.LessEqual(q.allocated);
+  }
+  bool Allocatable(const Session&, const QueueInfo& q, const TaskInfo& t) const override {
+    auto it = attrs_.find(q.name);
+    if (it == attrs_.end()) return true;
+    return (q.allocated + t.request).FitsIn(it->second.deserved);
+  }
+  Vote JobEnqueueable(const Session& ssn, const JobInfo& j) const override {
+    if (!j.min_resources) return Vote::kPermit;
+    auto it = attrs_.find(j.queue);
+    if (it == attrs_.end()) return Vote::kReject;
+    const QueueInfo* q = ssn.state().FindQueue(j.queue);
+    Resource need = *j.min_resources + (q ? q->allocated : Resource()) + it->second.inqueue;
+    return need.FitsIn(it->second.real_capability) ? Vote::kPermit : Vote::kReject;
+  }
+  void OnJobEnqueued(Session&, const JobInfo& j) override {
+    auto it = attrs_.find(j.queue);
+    if (it != attrs_.end() && j.min_resources) it->second.inqueue += (*j.min_resources - j.allocated).ClampZero();
+  }
+
+ private:
+  struct Attr {
+    int32_t weight = 1;
+    Resource capability, real_capability, guarantee, request, deserved, inqueue;
+  };
+  double Share(const QueueInfo& q) const {
+    auto it = attrs_.find(q.name);
+    if (it == attrs_.end()) return 0;
+    double s = 0;
+    for (int i = 0; i < kMaxResources; ++i) {
+      if (i == kPods) continue;
+      int64_t d = it->second.deserved.Get(i);
+      if (d <= 0) continue;
+      s = std::max(s, static_cast<double>(q.allocated.Get(i)) / static_cast<double>(d));
+    }
+    return s;
+  }
+  Resource total_;
+  std::map<std::string, Attr> attrs_;
+};
+
+}  // namespace
+
+Made NewProportion(const PluginOption& o) { return Make<ProportionPlugin>(o); }
+
+}  // namespace tephra::sched::plugins
