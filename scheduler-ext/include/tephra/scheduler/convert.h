@@ -1,5 +1,5 @@
 // API objects (tephra::api) -> the scheduling core's compact types (tephra::sched), following the rules
-// documented in core/scheduling/include/tephra/sched/types.h. Pure functions: unit-tested without a cluster.
+// documented in core/sched/include/tephra/sched/types.h. Pure functions: unit-tested without a cluster.
 #pragma once
 
 #include <functional>

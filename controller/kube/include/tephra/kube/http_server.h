@@ -1,5 +1,5 @@
 // The HTTP/1.1 (and HTTPS) server of every role: /metrics, /healthz, /readyz, the scheduler extender API and
-// the admission webhooks. Built on cpp-httplib (Debian's libcpp-httplib; controller/src/server/ is its one
+// the admission webhooks. Built on cpp-httplib (Debian's libcpp-httplib; controller/kube/src/server/ is its one
 // adapter, docs/http-server.md says why this library): a worker pool, keep-alive, read/write/idle timeouts,
 // bounded bodies (413 beyond max_body_bytes), TLS through OpenSSL with the certificate re-read when its
 // files change (cert-manager and Helm rotate them in place). Handlers are looked up by exact path; GET

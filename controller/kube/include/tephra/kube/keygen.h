@@ -2,7 +2,7 @@
 //
 // The interface lives in the runtime layer so that reconcilers (which may not include OpenSSL headers,
 // see cmake/layering.cmake) can ask for a key pair; the OpenSSL implementation is in
-// controller/src/crypto/rsa_keygen.cc. Tests substitute a deterministic fake.
+// controller/kube/src/crypto/rsa_keygen.cc. Tests substitute a deterministic fake.
 #pragma once
 
 #include <memory>

@@ -1,7 +1,7 @@
 // tephra::sched::Scheduler: the entry point of the pure scheduling core, and the boundary with the
 // scheduler process (scheduler-ext/).
 //
-//  scheduler-ext (process, owns I/O)                    core/scheduling (this library, pure)
+//  scheduler-ext (process, owns I/O)                    core/sched (this library, pure)
 //  ---------------------------------                    ------------------------------------
 //  informers: Node/Pod/PodGroup/Queue/HyperNode/   -->  state().Upsert*/Remove*/SetPriorityClass
 //             PriorityClass events (converted to

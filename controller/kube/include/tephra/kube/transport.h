@@ -1,6 +1,6 @@
 // The HTTP transport under the REST client: one request -> one response, or a streamed response read line by
 // line (watch). No cpprestsdk/Boost/OpenSSL type appears here; the only implementation talking to the network is
-// controller/src/http/cpprest_transport.cc. Tests substitute their own Transport.
+// controller/kube/src/http/cpprest_transport.cc. Tests substitute their own Transport.
 #pragma once
 
 #include <chrono>

@@ -1,7 +1,7 @@
 // The Kubernetes REST client every Tephra role uses. This header is the contract: it exposes no
 // cpprestsdk, Boost or OpenSSL type, so reconcilers and webhooks can depend on it freely (layering).
 //
-// Error mapping (one table, controller/src/rest/status_mapping.cc):
+// Error mapping (one table, controller/kube/src/rest/status_mapping.cc):
 //   404 -> kNotFound; 409 on create -> kAlreadyExists, other 409 -> kAborted (re-read and redo);
 //   410 -> kOutOfRange + IsGone(); 422/400 -> kInvalidArgument; 401 -> kUnauthenticated;
 //   403 -> kPermissionDenied; 429 and 5xx, timeouts, resets -> kUnavailable with retry_after().

@@ -4,7 +4,7 @@
 // existing entry of a ':'-separated list), then the in-cluster service account
 // (/var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt} + KUBERNETES_SERVICE_HOST/PORT).
 // `master_override` (--master) replaces the server URL whichever source was used.
-// yaml-cpp is used only in controller/src/config/; this header exposes no YAML type.
+// yaml-cpp is used only in controller/kube/src/config/; this header exposes no YAML type.
 #pragma once
 
 #include <chrono>

@@ -91,7 +91,7 @@ class ReflectorSink {
   virtual void MarkSynced() = 0;
 };
 
-// The list+watch loop (controller/src/informer/reflector.cc). Not templated: works on JSON.
+// The list+watch loop (controller/kube/src/informer/reflector.cc). Not templated: works on JSON.
 class Reflector {
  public:
   Reflector(ClientPtr client, const ResourceInfo& resource, const InformerOptions& opts, ReflectorSink* sink);
