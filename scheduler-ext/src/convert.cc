@@ -15,52 +15,12 @@ int64_t ScalarOf(const std::string& name, const core::Quantity& q) {
   return q.Value();  // memory/storage in bytes, pods and device counts in units
 }
 
-sched::SelectorOp OpOf(const std::string& op) {
-  if (op == "NotIn") return sched::SelectorOp::kNotIn;
-  if (op == "Exists") return sched::SelectorOp::kExists;
-  if (op == "DoesNotExist") return sched::SelectorOp::kDoesNotExist;
-  if (op == "Gt") return sched::SelectorOp::kGt;
-  if (op == "Lt") return sched::SelectorOp::kLt;
-  if (op == "In") return sched::SelectorOp::kIn;
-  return sched::SelectorOp::kInvalid;  // see SelectorOp: never read an unknown operator as In
-}
-
-std::vector<sched::SelectorRequirement> Requirements(const json& arr) {
-  std::vector<sched::SelectorRequirement> out;
-  if (!arr.is_array()) return out;
-  for (const auto& e : arr) {
-    if (!e.is_object()) continue;
-    sched::SelectorRequirement r;
-    r.key = e.value("key", "");
-    r.op = OpOf(e.value("operator", "In"));
-    if (auto it = e.find("values"); it != e.end() && it->is_array())
-      for (const auto& v : *it)
-        if (v.is_string()) r.values.push_back(v.get<std::string>());
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-sched::LabelSelector ToSelector(const json& sel) {
-  sched::LabelSelector out;
-  if (!sel.is_object()) return out;
-  if (auto it = sel.find("matchLabels"); it != sel.end() && it->is_object())
-    for (const auto& [k, v] : it->items())
-      if (v.is_string()) out.match_labels[k] = v.get<std::string>();
-  if (auto it = sel.find("matchExpressions"); it != sel.end()) out.match_expressions = Requirements(*it);
-  return out;
-}
-
+// The API and the core share the selector types (tephra/core/labels.h); the core keeps no unknown members
+// (it never writes objects back).
 sched::LabelSelector ToSelector(const api::LabelSelector& sel) {
-  sched::LabelSelector out;
-  out.match_labels = sel.match_labels;
-  for (const auto& e : sel.match_expressions) {
-    sched::SelectorRequirement r;
-    r.key = e.key;
-    r.op = OpOf(e.operator_);
-    r.values = e.values;
-    out.match_expressions.push_back(std::move(r));
-  }
+  sched::LabelSelector out = sel;
+  out.unknown.clear();
+  for (auto& r : out.match_expressions) r.unknown.clear();
   return out;
 }
 
@@ -185,26 +145,27 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
     st.effect = EffectOf(tol.effect);
     t.tolerations.push_back(std::move(st));
   }
-  const json& aff = pod.spec.affinity;
-  if (aff.is_object()) {
-    const json* req = nullptr;
-    if (auto na = aff.find("nodeAffinity"); na != aff.end() && na->is_object())
-      if (auto r = na->find("requiredDuringSchedulingIgnoredDuringExecution"); r != na->end()) req = &*r;
-    if (req && req->is_object())
-      if (auto terms = req->find("nodeSelectorTerms"); terms != req->end() && terms->is_array())
-        for (const auto& term : *terms) {
+  if (pod.spec.affinity) {
+    // The API and the core share the selector types (tephra/core/labels.h): terms and selectors are copied
+    // as they are, unknown operators included (kInvalid: they never match, and the predicates plugin says
+    // why the pod cannot be placed).
+    const api::Affinity& aff = *pod.spec.affinity;
+    if (aff.node_affinity)
+      if (const auto& req = aff.node_affinity->required_during_scheduling_ignored_during_execution)
+        for (const auto& term : req->node_selector_terms) {
           sched::NodeSelectorTerm st;
-          if (term.contains("matchExpressions")) st.match_expressions = Requirements(term["matchExpressions"]);
-          if (term.contains("matchFields")) st.match_fields = Requirements(term["matchFields"]);
+          st.match_expressions = term.match_expressions;
+          st.match_fields = term.match_fields;
           t.required_affinity.push_back(std::move(st));
         }
-    if (auto pa = aff.find("podAntiAffinity"); pa != aff.end() && pa->is_object())
-      if (auto r = pa->find("requiredDuringSchedulingIgnoredDuringExecution"); r != pa->end() && r->is_array())
-        for (const auto& term : *r) {
-          // Only hostname-scoped anti-affinity is modelled by the core (types.h); others are ignored.
-          if (term.value("topologyKey", "") != "kubernetes.io/hostname") continue;
-          t.anti_affinity.push_back(ToSelector(term.value("labelSelector", json::object())));
-        }
+    if (aff.pod_anti_affinity)
+      for (const auto& term : aff.pod_anti_affinity->required_during_scheduling_ignored_during_execution) {
+        // Only hostname-scoped anti-affinity within the pod's namespace is modelled by the core (types.h).
+        if (term.topology_key != api::kLabelHostname) continue;
+        // A null labelSelector selects no pod: the term constrains nothing.
+        if (!term.label_selector) continue;
+        t.anti_affinity.push_back(ToSelector(*term.label_selector));
+      }
   }
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();
   t.nominated_node = pod.status.nominated_node_name;

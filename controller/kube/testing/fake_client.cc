@@ -4,6 +4,8 @@
 #include <atomic>
 #include <sstream>
 
+#include "tephra/core/labels.h"
+
 namespace tephra::kube::testing {
 namespace {
 
@@ -39,69 +41,60 @@ std::string FieldValue(const json& obj, const std::string& path) {
   return p->dump();
 }
 
-struct Requirement {
-  std::string key, value;
-  enum Op { kEq, kNe, kExists, kNotExists } op;
-};
-
-StatusOr<std::vector<Requirement>> ParseSelector(const std::string& sel) {
-  std::vector<Requirement> out;
+// The string form of a selector ("a=b,c!=d,e,!f"), parsed into the core's one selector model
+// (tephra/core/labels.h) so this fake matches exactly like the real components: "=" and "==" are In,
+// "!=" is NotIn (an absent key matches), "k" is Exists and "!k" DoesNotExist.
+StatusOr<core::LabelSelector> ParseSelector(const std::string& sel) {
+  core::LabelSelector out;
   std::stringstream ss(sel);
   std::string term;
+  auto trim = [](std::string s) {
+    s.erase(0, s.find_first_not_of(' '));
+    s.erase(s.find_last_not_of(' ') + 1);
+    return s;
+  };
   while (std::getline(ss, term, ',')) {
-    auto trim = [](std::string s) {
-      s.erase(0, s.find_first_not_of(' '));
-      s.erase(s.find_last_not_of(' ') + 1);
-      return s;
-    };
     term = trim(term);
     if (term.empty()) continue;
     if (term.find(" in ") != std::string::npos || term.find(" notin ") != std::string::npos || term.find('(') != std::string::npos) {
       return core::InvalidArgumentError("fake client: set-based selectors are not supported: " + term);
     }
-    Requirement r;
+    core::SelectorRequirement r;
     size_t p;
     if ((p = term.find("!=")) != std::string::npos) {
-      r = {trim(term.substr(0, p)), trim(term.substr(p + 2)), Requirement::kNe};
+      r.key = trim(term.substr(0, p));
+      r.op = core::SelectorOp::kNotIn;
+      r.values = {trim(term.substr(p + 2))};
     } else if ((p = term.find("==")) != std::string::npos) {
-      r = {trim(term.substr(0, p)), trim(term.substr(p + 2)), Requirement::kEq};
+      r.key = trim(term.substr(0, p));
+      r.values = {trim(term.substr(p + 2))};
     } else if ((p = term.find('=')) != std::string::npos) {
-      r = {trim(term.substr(0, p)), trim(term.substr(p + 1)), Requirement::kEq};
+      r.key = trim(term.substr(0, p));
+      r.values = {trim(term.substr(p + 1))};
     } else if (term[0] == '!') {
-      r = {trim(term.substr(1)), "", Requirement::kNotExists};
+      r.key = trim(term.substr(1));
+      r.op = core::SelectorOp::kDoesNotExist;
     } else {
-      r = {term, "", Requirement::kExists};
+      r.key = term;
+      r.op = core::SelectorOp::kExists;
     }
-    out.push_back(std::move(r));
+    out.match_expressions.push_back(std::move(r));
   }
   return out;
 }
 
-bool MatchLabels(const std::vector<Requirement>& reqs, const json& obj) {
-  const json* labels = nullptr;
-  if (obj.contains("metadata") && obj["metadata"].contains("labels") && obj["metadata"]["labels"].is_object()) {
-    labels = &obj["metadata"]["labels"];
-  }
-  for (const auto& r : reqs) {
-    bool has = labels && labels->contains(r.key);
-    std::string v = has && (*labels)[r.key].is_string() ? (*labels)[r.key].get<std::string>() : "";
-    switch (r.op) {
-      case Requirement::kEq: if (!has || v != r.value) return false; break;
-      case Requirement::kNe: if (has && v == r.value) return false; break;
-      case Requirement::kExists: if (!has) return false; break;
-      case Requirement::kNotExists: if (has) return false; break;
-    }
-  }
-  return true;
+bool MatchLabels(const core::LabelSelector& sel, const json& obj) {
+  core::Labels labels;
+  if (obj.contains("metadata") && obj["metadata"].contains("labels") && obj["metadata"]["labels"].is_object())
+    for (const auto& [k, v] : obj["metadata"]["labels"].items()) labels[k] = v.is_string() ? v.get<std::string>() : "";
+  return sel.Matches(labels);
 }
 
-bool MatchFields(const std::vector<Requirement>& reqs, const json& obj) {
-  for (const auto& r : reqs) {
-    std::string v = FieldValue(obj, r.key);
-    if (r.op == Requirement::kEq && v != r.value) return false;
-    if (r.op == Requirement::kNe && v == r.value) return false;
-  }
-  return true;
+// Field selectors: every referenced field has a value ("" when the object lacks it, as in Kubernetes).
+bool MatchFields(const core::LabelSelector& sel, const json& obj) {
+  core::Labels fields;
+  for (const auto& r : sel.match_expressions) fields[r.key] = FieldValue(obj, r.key);
+  return sel.Matches(fields);
 }
 
 // Everything except metadata bookkeeping and status, to decide whether generation moves.

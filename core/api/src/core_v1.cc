@@ -6,43 +6,118 @@
 
 namespace tephra::api {
 
-#define LSR_FIELDS(F, A) A("key", key) A("operator", operator_) F("values", values)
-TEPHRA_API_CODEC(LabelSelectorRequirement, LSR_FIELDS)
-#define LS_FIELDS(F, A) F("matchLabels", match_labels) F("matchExpressions", match_expressions)
-TEPHRA_API_CODEC(LabelSelector, LS_FIELDS)
+// --- selectors (core types: unknown members are kept as JSON text, see tephra/core/labels.h) ---
+namespace {
+void KeepUnknown(const json& extra, core::UnknownFields* out) {
+  out->clear();
+  if (!extra.is_object()) return;
+  for (auto it = extra.begin(); it != extra.end(); ++it) out->emplace_back(it.key(), it.value().dump());
+}
+json RestoreUnknown(const core::UnknownFields& unknown) {
+  if (unknown.empty()) return nullptr;
+  json extra = json::object();
+  // The text was produced by dump() on decode, so it parses; a hand-made entry that does not is dropped
+  // rather than thrown across the module boundary.
+  for (const auto& [k, text] : unknown) extra[k] = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  for (auto it = extra.begin(); it != extra.end();)
+    it = it.value().is_discarded() ? extra.erase(it) : std::next(it);
+  return extra;
+}
+}  // namespace
+
+Status Decode(const json& j, core::SelectorRequirement* out) {
+  *out = core::SelectorRequirement{};
+  json extra;
+  std::string op;
+  Status s;
+  {
+    FieldReader r(j, &extra);
+    r.Get("key", &out->key).Get("operator", &op).Get("values", &out->values);
+    s = r.status();
+  }
+  out->op = core::ParseSelectorOp(op);
+  if (out->op == core::SelectorOp::kInvalid) out->op_text = std::move(op);
+  KeepUnknown(extra, &out->unknown);
+  return s;
+}
+void Encode(const core::SelectorRequirement& in, json* j) {
+  FieldWriter w(RestoreUnknown(in.unknown), j);
+  w.SetAlways("key", in.key);
+  w.SetAlways("operator", in.op == core::SelectorOp::kInvalid ? in.op_text : std::string(core::SelectorOpName(in.op)));
+  w.Set("values", in.values);
+}
+
+Status Decode(const json& j, core::LabelSelector* out) {
+  *out = core::LabelSelector{};
+  json extra;
+  Status s;
+  {
+    FieldReader r(j, &extra);
+    r.Get("matchLabels", &out->match_labels).Get("matchExpressions", &out->match_expressions);
+    s = r.status();
+  }
+  KeepUnknown(extra, &out->unknown);
+  return s;
+}
+void Encode(const core::LabelSelector& in, json* j) {
+  FieldWriter w(RestoreUnknown(in.unknown), j);
+  w.Set("matchLabels", in.match_labels);
+  w.Set("matchExpressions", in.match_expressions);
+}
+
+Status Decode(const json& j, core::NodeSelectorTerm* out) {
+  *out = core::NodeSelectorTerm{};
+  json extra;
+  Status s;
+  {
+    FieldReader r(j, &extra);
+    r.Get("matchExpressions", &out->match_expressions).Get("matchFields", &out->match_fields);
+    s = r.status();
+  }
+  KeepUnknown(extra, &out->unknown);
+  return s;
+}
+void Encode(const core::NodeSelectorTerm& in, json* j) {
+  FieldWriter w(RestoreUnknown(in.unknown), j);
+  w.Set("matchExpressions", in.match_expressions);
+  w.Set("matchFields", in.match_fields);
+}
+
+// --- affinity / topology spread ---
+#define NSEL_FIELDS(F, A) A("nodeSelectorTerms", node_selector_terms)
+TEPHRA_API_CODEC(NodeSelector, NSEL_FIELDS)
+#define PST_FIELDS(F, A) A("weight", weight) A("preference", preference)
+TEPHRA_API_CODEC(PreferredSchedulingTerm, PST_FIELDS)
+#define NAFF_FIELDS(F, A)                                                                  \
+  F("requiredDuringSchedulingIgnoredDuringExecution", required_during_scheduling_ignored_during_execution) \
+      F("preferredDuringSchedulingIgnoredDuringExecution", preferred_during_scheduling_ignored_during_execution)
+TEPHRA_API_CODEC(NodeAffinity, NAFF_FIELDS)
+#define PAT_FIELDS(F, A)                                                                                     \
+  F("labelSelector", label_selector) F("namespaces", namespaces) A("topologyKey", topology_key)          \
+      F("namespaceSelector", namespace_selector) F("matchLabelKeys", match_label_keys)                     \
+          F("mismatchLabelKeys", mismatch_label_keys)
+TEPHRA_API_CODEC(PodAffinityTerm, PAT_FIELDS)
+#define WPAT_FIELDS(F, A) A("weight", weight) A("podAffinityTerm", pod_affinity_term)
+TEPHRA_API_CODEC(WeightedPodAffinityTerm, WPAT_FIELDS)
+#define PAFF_FIELDS(F, A)                                                                  \
+  F("requiredDuringSchedulingIgnoredDuringExecution", required_during_scheduling_ignored_during_execution) \
+      F("preferredDuringSchedulingIgnoredDuringExecution", preferred_during_scheduling_ignored_during_execution)
+TEPHRA_API_CODEC(PodAffinity, PAFF_FIELDS)
+#define AFF_FIELDS(F, A) \
+  F("nodeAffinity", node_affinity) F("podAffinity", pod_affinity) F("podAntiAffinity", pod_anti_affinity)
+TEPHRA_API_CODEC(Affinity, AFF_FIELDS)
+#define TSC_FIELDS(F, A)                                                                                     \
+  A("maxSkew", max_skew) A("topologyKey", topology_key) A("whenUnsatisfiable", when_unsatisfiable)         \
+      F("labelSelector", label_selector) F("minDomains", min_domains) F("nodeAffinityPolicy", node_affinity_policy) \
+          F("nodeTaintsPolicy", node_taints_policy) F("matchLabelKeys", match_label_keys)
+TEPHRA_API_CODEC(TopologySpreadConstraint, TSC_FIELDS)
+
 #define OREF_FIELDS(F, A)                                                                                   \
   F("kind", kind) F("namespace", namespace_) F("name", name) F("uid", uid) F("apiVersion", api_version) \
       F("resourceVersion", resource_version) F("fieldPath", field_path)
 TEPHRA_API_CODEC(ObjectReference, OREF_FIELDS)
 #define KTP_FIELDS(F, A) A("key", key) A("path", path) F("mode", mode)
 TEPHRA_API_CODEC(KeyToPath, KTP_FIELDS)
-
-bool Matches(const LabelSelector& selector, const std::map<std::string, std::string>& labels) {
-  for (const auto& [k, v] : selector.match_labels) {
-    auto it = labels.find(k);
-    if (it == labels.end() || it->second != v) return false;
-  }
-  for (const auto& req : selector.match_expressions) {
-    auto it = labels.find(req.key);
-    bool has = it != labels.end();
-    bool in_values = false;
-    if (has)
-      for (const auto& v : req.values)
-        if (v == it->second) in_values = true;
-    if (req.operator_ == "In") {
-      if (!in_values) return false;
-    } else if (req.operator_ == "NotIn") {
-      if (in_values) return false;
-    } else if (req.operator_ == "Exists") {
-      if (!has) return false;
-    } else if (req.operator_ == "DoesNotExist") {
-      if (has) return false;
-    } else {
-      return false;  // unknown operator: Kubernetes rejects the selector, so it matches nothing
-    }
-  }
-  return true;
-}
 
 // --- containers ---
 #define ENV_FIELDS(F, A) A("name", name) F("value", value) F("valueFrom", value_from)
@@ -95,7 +170,8 @@ TEPHRA_API_CODEC(PodSchedulingGate, GATE_FIELDS)
                       F("subdomain", subdomain) F("affinity", affinity) F("schedulerName", scheduler_name)     \
                           F("tolerations", tolerations) F("priorityClassName", priority_class_name)            \
                               F("priority", priority) F("preemptionPolicy", preemption_policy)                 \
-                                  F("overhead", overhead) F("schedulingGates", scheduling_gates)
+                                  F("overhead", overhead) F("schedulingGates", scheduling_gates)     \
+                                      F("topologySpreadConstraints", topology_spread_constraints)
 TEPHRA_API_CODEC(PodSpec, PODSPEC_FIELDS)
 #define PTS_FIELDS(F, A) F("metadata", metadata) F("spec", spec)
 TEPHRA_API_CODEC(PodTemplateSpec, PTS_FIELDS)
@@ -164,6 +240,46 @@ void DropContainerStatus(ContainerStatus* s) {
 }
 }  // namespace
 
+namespace {
+void DropSelectorUnknown(core::LabelSelector* s) {
+  s->unknown.clear();
+  for (auto& r : s->match_expressions) r.unknown.clear();
+}
+void DropTermUnknown(core::NodeSelectorTerm* t) {
+  t->unknown.clear();
+  for (auto& r : t->match_expressions) r.unknown.clear();
+  for (auto& r : t->match_fields) r.unknown.clear();
+}
+void DropPodTermUnknown(PodAffinityTerm* t) {
+  t->extra = nullptr;
+  if (t->label_selector) DropSelectorUnknown(&*t->label_selector);
+  if (t->namespace_selector) DropSelectorUnknown(&*t->namespace_selector);
+}
+void DropAffinityUnknown(Affinity* a) {
+  a->extra = nullptr;
+  if (a->node_affinity) {
+    a->node_affinity->extra = nullptr;
+    if (auto& r = a->node_affinity->required_during_scheduling_ignored_during_execution) {
+      r->extra = nullptr;
+      for (auto& t : r->node_selector_terms) DropTermUnknown(&t);
+    }
+    for (auto& p : a->node_affinity->preferred_during_scheduling_ignored_during_execution) {
+      p.extra = nullptr;
+      DropTermUnknown(&p.preference);
+    }
+  }
+  for (auto* pa : {a->pod_affinity ? &*a->pod_affinity : nullptr, a->pod_anti_affinity ? &*a->pod_anti_affinity : nullptr}) {
+    if (!pa) continue;
+    pa->extra = nullptr;
+    for (auto& t : pa->required_during_scheduling_ignored_during_execution) DropPodTermUnknown(&t);
+    for (auto& w : pa->preferred_during_scheduling_ignored_during_execution) {
+      w.extra = nullptr;
+      DropPodTermUnknown(&w.pod_affinity_term);
+    }
+  }
+}
+}  // namespace
+
 void DropUnknown(Pod* pod) {
   pod->extra = nullptr;
   DropMeta(&pod->metadata);
@@ -181,6 +297,11 @@ void DropUnknown(Pod* pod) {
   for (auto& c : s.containers) DropContainer(&c);
   for (auto& t : s.tolerations) t.extra = nullptr;
   for (auto& g : s.scheduling_gates) g.extra = nullptr;
+  if (s.affinity) DropAffinityUnknown(&*s.affinity);
+  for (auto& c : s.topology_spread_constraints) {
+    c.extra = nullptr;
+    if (c.label_selector) DropSelectorUnknown(&*c.label_selector);
+  }
   PodStatus& st = pod->status;
   st.extra = nullptr;
   st.pod_ips = nullptr;

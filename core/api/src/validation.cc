@@ -117,9 +117,62 @@ void ValidateQuantitiesNonNegative(const ResourceList& rl, const std::string& pa
     if (q.Sign() < 0) errs->push_back({path + "[" + name + "]", "must be greater than or equal to 0"});
 }
 
+void AppendSelectorErrors(const std::vector<core::SelectorError>& in, FieldErrors* errs) {
+  for (const auto& e : in) errs->push_back({e.path, e.message});
+}
+
+void ValidatePodAffinityTerm(const PodAffinityTerm& t, const std::string& path, std::vector<core::SelectorError>* out) {
+  if (t.label_selector) core::ValidateLabelSelector(*t.label_selector, path + ".labelSelector", out);
+  if (t.namespace_selector) core::ValidateLabelSelector(*t.namespace_selector, path + ".namespaceSelector", out);
+}
+
+void ValidatePodAffinity(const PodAffinity& a, const std::string& path, std::vector<core::SelectorError>* out) {
+  const auto& req = a.required_during_scheduling_ignored_during_execution;
+  for (size_t i = 0; i < req.size(); ++i)
+    ValidatePodAffinityTerm(req[i], Idx(path + ".requiredDuringSchedulingIgnoredDuringExecution", i), out);
+  const auto& pref = a.preferred_during_scheduling_ignored_during_execution;
+  for (size_t i = 0; i < pref.size(); ++i)
+    ValidatePodAffinityTerm(pref[i].pod_affinity_term,
+                            Idx(path + ".preferredDuringSchedulingIgnoredDuringExecution", i) + ".podAffinityTerm", out);
+}
+
+}  // namespace
+
+FieldErrors ValidatePodSchedulingSelectors(const PodSpec& spec, const std::string& path) {
+  std::vector<core::SelectorError> out;
+  if (spec.affinity) {
+    const Affinity& a = *spec.affinity;
+    const std::string ap = path + ".affinity";
+    if (a.node_affinity) {
+      const std::string np = ap + ".nodeAffinity";
+      if (const auto& req = a.node_affinity->required_during_scheduling_ignored_during_execution) {
+        const auto& terms = req->node_selector_terms;
+        for (size_t i = 0; i < terms.size(); ++i)
+          core::ValidateNodeSelectorTerm(
+              terms[i], Idx(np + ".requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms", i), &out);
+      }
+      const auto& pref = a.node_affinity->preferred_during_scheduling_ignored_during_execution;
+      for (size_t i = 0; i < pref.size(); ++i)
+        core::ValidateNodeSelectorTerm(pref[i].preference,
+                                       Idx(np + ".preferredDuringSchedulingIgnoredDuringExecution", i) + ".preference", &out);
+    }
+    if (a.pod_affinity) ValidatePodAffinity(*a.pod_affinity, ap + ".podAffinity", &out);
+    if (a.pod_anti_affinity) ValidatePodAffinity(*a.pod_anti_affinity, ap + ".podAntiAffinity", &out);
+  }
+  for (size_t i = 0; i < spec.topology_spread_constraints.size(); ++i)
+    if (const auto& sel = spec.topology_spread_constraints[i].label_selector)
+      core::ValidateLabelSelector(*sel, Idx(path + ".topologySpreadConstraints", i) + ".labelSelector", &out);
+  FieldErrors errs;
+  AppendSelectorErrors(out, &errs);
+  return errs;
+}
+
+namespace {
+
 // A reduced Kubernetes PodTemplate validation: the checks that catch real manifest mistakes.
 void ValidatePodTemplate(const PodTemplateSpec& tmpl, const std::string& path, FieldErrors* errs) {
   const PodSpec& spec = tmpl.spec;
+  for (auto& e : ValidatePodSchedulingSelectors(spec, path + ".spec")) errs->push_back(std::move(e));
   if (spec.containers.empty()) errs->push_back({path + ".spec.containers", "Required value"});
   std::set<std::string> names;
   auto check_containers = [&](const std::vector<Container>& cs, const std::string& base) {
@@ -674,6 +727,11 @@ FieldErrors ValidateHyperNode(const HyperNode& hn) {
     }
     if (s.exact_match && s.exact_match->name.empty())
       errs.push_back({mp + ".selector.exactMatch.name", "member exactMatch name is required"});
+    if (s.label_match) {
+      std::vector<core::SelectorError> sel;
+      core::ValidateLabelSelector(*s.label_match, mp + ".selector.labelMatch", &sel);
+      AppendSelectorErrors(sel, &errs);
+    }
     if (s.regex_match) {
       if (s.regex_match->pattern.empty()) {
         errs.push_back({mp + ".selector.regexMatch.pattern", "member regexMatch pattern is required"});

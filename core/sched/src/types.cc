@@ -41,58 +41,6 @@ const char* PodGroupPhaseName(PodGroupPhase p) {
   return "Unknown";
 }
 
-namespace {
-bool ParseInt(const std::string& s, long long* out) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  *out = std::strtoll(s.c_str(), &end, 10);
-  return end && *end == '\0';
-}
-}  // namespace
-
-bool MatchesRequirement(const SelectorRequirement& r, const Labels& labels) {
-  auto it = labels.find(r.key);
-  bool has = it != labels.end();
-  switch (r.op) {
-    case SelectorOp::kExists: return has;
-    case SelectorOp::kDoesNotExist: return !has;
-    case SelectorOp::kIn:
-      if (!has) return false;
-      for (const auto& v : r.values) if (v == it->second) return true;
-      return false;
-    case SelectorOp::kNotIn:
-      if (!has) return true;
-      for (const auto& v : r.values) if (v == it->second) return false;
-      return true;
-    case SelectorOp::kInvalid: return false;
-    case SelectorOp::kGt:
-    case SelectorOp::kLt: {
-      long long a = 0, b = 0;
-      if (!has || r.values.size() != 1 || !ParseInt(it->second, &a) || !ParseInt(r.values[0], &b)) return false;
-      return r.op == SelectorOp::kGt ? a > b : a < b;
-    }
-  }
-  return false;
-}
-
-bool LabelSelector::Matches(const Labels& labels) const {
-  for (const auto& [k, v] : match_labels) {
-    auto it = labels.find(k);
-    if (it == labels.end() || it->second != v) return false;
-  }
-  for (const auto& r : match_expressions)
-    if (!MatchesRequirement(r, labels)) return false;
-  return true;
-}
-
-bool LabelSelector::Valid() const {
-  for (const auto& r : match_expressions)
-    if (r.op != SelectorOp::kIn && r.op != SelectorOp::kNotIn && r.op != SelectorOp::kExists &&
-        r.op != SelectorOp::kDoesNotExist)
-      return false;
-  return true;
-}
-
 bool Toleration::Tolerates(const Taint& t) const {
   if (effect && *effect != t.effect) return false;
   if (key.empty()) return op_exists;  // empty key + Exists tolerates every taint

@@ -225,5 +225,38 @@ TEST(ConvertTest, UnknownSelectorOperatorIsInvalidNotIn) {
   EXPECT_FALSE(t.anti_affinity[0].Valid());
 }
 
+// The typed API affinity maps onto the core's terms and selectors (the same types): node affinity terms
+// keep expressions and fields; anti-affinity keeps hostname-scoped terms with a selector ({} = every pod),
+// and drops null selectors (they select no pod) and other topology keys (not modelled by the core).
+TEST(ConvertTest, TypedAffinityMapsToCoreSelectors) {
+  auto pod = Decode<api::Pod>(R"({
+    "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1", "annotations": {"scheduling.k8s.io/group-name": "pg1"}},
+    "spec": {"schedulerName": "volcano", "containers": [{"name": "a"}],
+             "affinity": {
+               "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                   {"matchExpressions": [{"key": "gen", "operator": "Gt", "values": ["5"]}],
+                    "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1", "n2"]}]},
+                   {"matchExpressions": [{"key": "zone", "operator": "DoesNotExist"}]}]},
+                 "preferredDuringSchedulingIgnoredDuringExecution": [
+                   {"weight": 5, "preference": {"matchExpressions": [{"key": "x", "operator": "Exists"}]}}]},
+               "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                   {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"},
+                   {"labelSelector": {}, "topologyKey": "kubernetes.io/hostname"},
+                   {"topologyKey": "kubernetes.io/hostname"},
+                   {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "topology.kubernetes.io/zone"}]}}},
+    "status": {"phase": "Pending"}})");
+  sched::ResourceRegistry reg;
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  ASSERT_EQ(t.required_affinity.size(), 2u);
+  EXPECT_TRUE(t.required_affinity[0].Matches({{"gen", "6"}}, "n2"));
+  EXPECT_FALSE(t.required_affinity[0].Matches({{"gen", "6"}}, "n3"));
+  EXPECT_FALSE(t.required_affinity[0].Matches({{"gen", "5"}}, "n1"));
+  EXPECT_TRUE(t.required_affinity[1].Matches({}, "any"));
+  ASSERT_EQ(t.anti_affinity.size(), 2u);
+  EXPECT_TRUE(t.anti_affinity[0].Matches({{"app", "db"}}));
+  EXPECT_FALSE(t.anti_affinity[0].Matches({{"app", "web"}}));
+  EXPECT_TRUE(t.anti_affinity[1].Matches({{"app", "web"}})) << "an empty selector selects every pod";
+}
+
 }  // namespace
 }  // namespace tephra::scheduler

@@ -9,18 +9,6 @@ namespace {
 
 constexpr const char* kAffinityReason = "node(s) didn't match Pod's node affinity/selector";
 
-bool TermMatches(const NodeSelectorTerm& term, const NodeInfo& n) {
-  if (term.match_expressions.empty() && term.match_fields.empty()) return false;  // k8s: empty term matches nothing
-  for (const auto& r : term.match_expressions)
-    if (!MatchesRequirement(r, n.labels)) return false;
-  for (const auto& r : term.match_fields) {
-    if (r.key != "metadata.name") return false;
-    Labels fields{{"metadata.name", n.name}};
-    if (!MatchesRequirement(r, fields)) return false;
-  }
-  return true;
-}
-
 class PredicatesPlugin final : public Plugin {
  public:
   explicit PredicatesPlugin(ArgParser& args)
@@ -44,8 +32,13 @@ class PredicatesPlugin final : public Plugin {
       if (!t.required_affinity.empty()) {
         bool any = false;
         for (const auto& term : t.required_affinity)
-          if (TermMatches(term, n)) { any = true; break; }
-        if (!any) return Fit::No(kAffinityReason);
+          if (term.Matches(n.labels, n.name)) { any = true; break; }
+        if (!any) {
+          // Say why when the pod can never fit: an operator Kubernetes does not define matches nothing.
+          for (const auto& term : t.required_affinity)
+            if (!term.Valid()) return Fit::No("pod's required node affinity uses an operator Kubernetes does not define");
+          return Fit::No(kAffinityReason);
+        }
       }
     }
     if (taints_) {

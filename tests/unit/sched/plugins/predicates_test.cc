@@ -29,6 +29,11 @@ TEST(Predicates, StaticReasons) {
                          {{{"zone", SelectorOp::kIn, {"b"}}, {"gen", SelectorOp::kGt, {"5"}}}, {}}};
   EXPECT_EQ(s.StaticPredicate(t, plain), "");
   EXPECT_NE(s.StaticPredicate(t, tainted), "");
+  // A required term with an operator Kubernetes does not define matches no node, and the reason says so.
+  SelectorRequirement bad{"zone", SelectorOp::kInvalid, {"b"}};
+  bad.op_text = "in";
+  t.required_affinity = {{{bad}, {}}};
+  EXPECT_EQ(s.StaticPredicate(t, plain), "pod's required node affinity uses an operator Kubernetes does not define");
   NodeInfo cordoned = plain;
   cordoned.unschedulable = true;
   t.required_affinity.clear();

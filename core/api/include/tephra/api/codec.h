@@ -31,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tephra/core/labels.h"
 #include "tephra/core/quantity.h"
 #include "tephra/core/status.h"
 
@@ -111,6 +112,15 @@ void Encode(const json& v, json* j);
 // from the container templates below would not find overloads declared later in tephra::api.
 Status Decode(const json& j, core::Quantity* out);
 void Encode(const core::Quantity& v, json* j);
+// Selectors are core types too (tephra/core/labels.h: the one selector model, shared with the scheduling
+// core), declared here for the same reason. An unknown operator decodes to kInvalid with its text kept in
+// op_text; members the codec does not model are kept as JSON text in `unknown`. Defined in core_v1.cc.
+Status Decode(const json& j, core::SelectorRequirement* out);
+void Encode(const core::SelectorRequirement& in, json* j);
+Status Decode(const json& j, core::LabelSelector* out);
+void Encode(const core::LabelSelector& in, json* j);
+Status Decode(const json& j, core::NodeSelectorTerm* out);
+void Encode(const core::NodeSelectorTerm& in, json* j);
 
 // Prefixes a decode error with one path segment, joining segments the way the file comment shows
 // ("spec" + "tasks[1].replicas: ..." -> "spec.tasks[1].replicas: ..."). A message starts with a path when

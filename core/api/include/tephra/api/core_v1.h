@@ -2,7 +2,7 @@
 // Secret, NetworkPolicy, PersistentVolumeClaim, Event, PriorityClass, Lease, Namespace.
 //
 // Only what some Tephra component reads or writes is modeled; everything else stays in the `extra` of the
-// enclosing struct (or in a `json` member for big sub-trees such as affinity), so decode -> encode keeps it.
+// enclosing struct, so decode -> encode keeps it.
 // JSON names and omitempty follow the Go json tags of k8s.io/api; fields Go writes without omitempty are
 // written with SetAlways (e.g. containerStatuses[].ready, restartCount, terminated.exitCode).
 //
@@ -74,25 +74,18 @@ inline constexpr std::string_view kEventTypeWarning = "Warning";
 // ---------------------------------------------------------------------------------------------------------
 // Shared small types.
 
-struct LabelSelectorRequirement {
-  std::string key;
-  std::string operator_;  // "In", "NotIn", "Exists", "DoesNotExist"
-  std::vector<std::string> values;
-  json extra;
-};
-Status Decode(const json& j, LabelSelectorRequirement* out);
-void Encode(const LabelSelectorRequirement& in, json* j);
-
-struct LabelSelector {
-  std::map<std::string, std::string> match_labels;
-  std::vector<LabelSelectorRequirement> match_expressions;
-  json extra;
-};
-Status Decode(const json& j, LabelSelector* out);
-void Encode(const LabelSelector& in, json* j);
+// Label selectors are the core's one selector model (tephra/core/labels.h), shared with the scheduler; their
+// codecs are declared in codec.h. Unknown operators decode to SelectorOp::kInvalid (operator text kept for
+// re-encoding), never match, and fail validation (ValidatePodAffinity, validation.h).
+using LabelSelectorRequirement = core::SelectorRequirement;
+using LabelSelector = core::LabelSelector;
+using NodeSelectorRequirement = core::SelectorRequirement;
+using NodeSelectorTerm = core::NodeSelectorTerm;
 
 // Whether `labels` satisfy the selector (an empty selector matches everything).
-bool Matches(const LabelSelector& selector, const std::map<std::string, std::string>& labels);
+inline bool Matches(const LabelSelector& selector, const std::map<std::string, std::string>& labels) {
+  return selector.Matches(labels);
+}
 
 struct ObjectReference {
   std::string kind;
@@ -253,6 +246,89 @@ Status Decode(const json& j, PodSchedulingGate* out);
 void Encode(const PodSchedulingGate& in, json* j);
 
 // ---------------------------------------------------------------------------------------------------------
+// Affinity and topology spread (k8s.io/api core/v1), typed so that scheduler and validation read the same
+// model; every level keeps unknown fields. Go omitempty is followed per field (see core_v1.cc).
+
+struct NodeSelector {
+  std::vector<NodeSelectorTerm> node_selector_terms;  // ORed; Go: no omitempty
+  json extra;
+};
+Status Decode(const json& j, NodeSelector* out);
+void Encode(const NodeSelector& in, json* j);
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;  // 1-100
+  NodeSelectorTerm preference;
+  json extra;
+};
+Status Decode(const json& j, PreferredSchedulingTerm* out);
+void Encode(const PreferredSchedulingTerm& in, json* j);
+
+struct NodeAffinity {
+  std::optional<NodeSelector> required_during_scheduling_ignored_during_execution;
+  std::vector<PreferredSchedulingTerm> preferred_during_scheduling_ignored_during_execution;
+  json extra;
+};
+Status Decode(const json& j, NodeAffinity* out);
+void Encode(const NodeAffinity& in, json* j);
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;  // null: matches no pod; {}: every pod
+  std::vector<std::string> namespaces;          // empty with no namespaceSelector: the pod's own namespace
+  std::string topology_key;                     // Go: no omitempty
+  std::optional<LabelSelector> namespace_selector;
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+  json extra;
+};
+Status Decode(const json& j, PodAffinityTerm* out);
+void Encode(const PodAffinityTerm& in, json* j);
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;  // 1-100
+  PodAffinityTerm pod_affinity_term;
+  json extra;
+};
+Status Decode(const json& j, WeightedPodAffinityTerm* out);
+void Encode(const WeightedPodAffinityTerm& in, json* j);
+
+// PodAffinity and PodAntiAffinity have the same fields in Kubernetes.
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required_during_scheduling_ignored_during_execution;
+  std::vector<WeightedPodAffinityTerm> preferred_during_scheduling_ignored_during_execution;
+  json extra;
+};
+Status Decode(const json& j, PodAffinity* out);
+void Encode(const PodAffinity& in, json* j);
+using PodAntiAffinity = PodAffinity;
+
+struct Affinity {
+  std::optional<NodeAffinity> node_affinity;
+  std::optional<PodAffinity> pod_affinity;
+  std::optional<PodAntiAffinity> pod_anti_affinity;
+  json extra;
+};
+Status Decode(const json& j, Affinity* out);
+void Encode(const Affinity& in, json* j);
+
+inline constexpr std::string_view kDoNotSchedule = "DoNotSchedule";
+inline constexpr std::string_view kScheduleAnyway = "ScheduleAnyway";
+
+struct TopologySpreadConstraint {
+  int32_t max_skew = 0;             // Go: no omitempty
+  std::string topology_key;         // Go: no omitempty
+  std::string when_unsatisfiable;   // DoNotSchedule | ScheduleAnyway; Go: no omitempty
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  std::optional<std::string> node_affinity_policy;  // Honor | Ignore
+  std::optional<std::string> node_taints_policy;    // Honor | Ignore
+  std::vector<std::string> match_label_keys;
+  json extra;
+};
+Status Decode(const json& j, TopologySpreadConstraint* out);
+void Encode(const TopologySpreadConstraint& in, json* j);
+
+// ---------------------------------------------------------------------------------------------------------
 // Pod.
 
 struct PodSpec {
@@ -269,7 +345,7 @@ struct PodSpec {
   bool host_network = false;
   std::string hostname;
   std::string subdomain;
-  json affinity;  // raw (nodeAffinity / podAffinity / podAntiAffinity)
+  Indirect<Affinity> affinity;  // on the heap: most pods have none (8 bytes each in the caches)
   std::string scheduler_name;
   std::vector<Toleration> tolerations;
   std::string priority_class_name;
@@ -277,7 +353,8 @@ struct PodSpec {
   std::optional<std::string> preemption_policy;
   ResourceList overhead;
   std::vector<PodSchedulingGate> scheduling_gates;
-  json extra;  // topologySpreadConstraints, securityContext, imagePullSecrets, ...
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  json extra;  // securityContext, imagePullSecrets, ...
 };
 Status Decode(const json& j, PodSpec* out);
 void Encode(const PodSpec& in, json* j);

@@ -6,6 +6,9 @@
 
 namespace tephra::api {
 
+// --- Well-known Kubernetes labels ---
+inline constexpr std::string_view kLabelHostname = "kubernetes.io/hostname";  // node label; topologyKey
+
 // --- Pods created for a vcjob ---
 inline constexpr std::string_view kTaskIndexKey = "volcano.sh/task-index";           // label + annotation
 inline constexpr std::string_view kTaskSpecKey = "volcano.sh/task-spec";             // label + annotation

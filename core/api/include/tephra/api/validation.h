@@ -55,10 +55,18 @@ FieldErrors ValidateQueue(AdmissionOp op, const Queue* old_queue, const Queue& q
 FieldErrors ValidatePodGroup(const PodGroup& pg, const ClusterLookup& lookup);
 // JobFlow: flow names unique, dependsOn targets defined, graph acyclic ("jobflow Flow is not DAG").
 FieldErrors ValidateJobFlow(const JobFlow& flow);
-// HyperNode: >= 1 member, exactly one selector, exactMatch name set, regex compiles, labelMatch only for Node.
+// HyperNode: >= 1 member, exactly one selector, exactMatch name set, regex compiles, labelMatch only for Node
+// and with valid operators.
 FieldErrors ValidateHyperNode(const HyperNode& hn);
 // Pod validation: not both jdb annotations; values a positive int or "1%".."99%".
 FieldErrors ValidatePodJdb(const Pod& pod);
+// The selectors of a pod spec's scheduling constraints, as the API server checks them: node affinity
+// (required terms and preferred preferences: In/NotIn need values, Exists/DoesNotExist take none, Gt/Lt one
+// integer, matchFields only metadata.name), pod (anti-)affinity label and namespace selectors, and topology
+// spread label selectors. An unknown operator is an error at its path below `path`, e.g.
+// "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector.matchExpressions[0].operator".
+// Also run for every task template by ValidateJobCreate.
+FieldErrors ValidatePodSchedulingSelectors(const PodSpec& spec, const std::string& path = "spec");
 
 // Name checks shared with the controller.
 bool IsDns1123Label(std::string_view s);      // [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63

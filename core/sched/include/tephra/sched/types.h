@@ -19,12 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "tephra/core/labels.h"
 #include "tephra/sched/resource.h"
 
 namespace tephra::sched {
 
 using WallTime = std::chrono::system_clock::time_point;
-using Labels = std::map<std::string, std::string>;  // ordered: determinism and cheap equality
+using Labels = core::Labels;  // ordered: determinism and cheap equality
 
 enum class TaskStatus : uint8_t {
   kPending,
@@ -45,31 +46,15 @@ bool OccupiesNode(TaskStatus s);
 // Allocated, Binding, Bound, Running: what gang counts as "ready" (plus Succeeded, see gang).
 bool IsAllocatedStatus(TaskStatus s);
 
-// kInvalid: an operator Kubernetes does not define. The API server rejects such selectors, so one can only
-// arrive through a bug or a bypassed validation; it matches nothing, and a pod whose anti-affinity uses it
-// fits no node (never silently read as In, which would place pods where their owner did not ask).
-enum class SelectorOp : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt, kInvalid };
-struct SelectorRequirement {
-  std::string key;
-  SelectorOp op = SelectorOp::kIn;
-  std::vector<std::string> values;  // Gt/Lt: exactly one integer value
-  bool operator==(const SelectorRequirement&) const = default;
-};
-// One NodeSelectorTerm (requirements ANDed); a list of terms is ORed (requiredDuringScheduling...).
-struct NodeSelectorTerm {
-  std::vector<SelectorRequirement> match_expressions;
-  std::vector<SelectorRequirement> match_fields;  // only key "metadata.name" is meaningful
-  bool operator==(const NodeSelectorTerm&) const = default;
-};
-struct LabelSelector {
-  Labels match_labels;
-  std::vector<SelectorRequirement> match_expressions;  // In/NotIn/Exists/DoesNotExist only
-  bool operator==(const LabelSelector&) const = default;
-  bool Matches(const Labels& labels) const;
-  // Every operator is one a label selector may use (In, NotIn, Exists, DoesNotExist).
-  bool Valid() const;
-};
-bool MatchesRequirement(const SelectorRequirement& r, const Labels& labels);
+// Selectors are the core's one model (tephra/core/labels.h): the same types and matcher as the API, so
+// an operator means the same thing at admission and at scheduling. An unknown operator (kInvalid) never
+// matches; the predicates plugin makes a pod whose affinity uses one unschedulable with a reason saying
+// so (never read as In, which would place pods where their owner did not ask).
+using SelectorOp = core::SelectorOp;
+using SelectorRequirement = core::SelectorRequirement;
+using NodeSelectorTerm = core::NodeSelectorTerm;  // requirements ANDed; a list of terms is ORed
+using LabelSelector = core::LabelSelector;
+inline bool MatchesRequirement(const SelectorRequirement& r, const Labels& labels) { return r.Matches(labels); }
 
 enum class TaintEffect : uint8_t { kNoSchedule, kPreferNoSchedule, kNoExecute };
 struct Taint {
