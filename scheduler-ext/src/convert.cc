@@ -1,5 +1,7 @@
 #include "tephra/scheduler/convert.h"
 
+#include <charconv>
+
 #include "tephra/api/labels.h"
 #include "tephra/api/resources.h"
 #include "tephra/core/clock.h"
@@ -125,6 +127,7 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
   if (IsManaged(pod, names)) {
     std::string group = Annotation(pod.metadata, api::kPodGroupAnnotation);
     if (!group.empty()) t.job = t.ns + "/" + group;
+    else if (!pod.metadata.ControllerRef()) t.job = t.ns + "/" + std::string(api::kPodGroupNamePrefix) + t.uid;
   }
   t.role = Annotation(pod.metadata, api::kTaskSpecKey);
   if (t.role.empty())
@@ -170,6 +173,38 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();
   t.nominated_node = pod.status.nominated_node_name;
   return t;
+}
+
+bool IsImplicitGangOfOne(const api::Pod& pod, const std::set<std::string>& names) {
+  return IsManaged(pod, names) && Annotation(pod.metadata, api::kPodGroupAnnotation).empty() &&
+         !pod.metadata.ControllerRef();
+}
+
+sched::JobInfo ImplicitJobInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::string& default_queue) {
+  sched::JobInfo j;
+  j.ns = pod.metadata.namespace_;
+  j.name = std::string(api::kPodGroupNamePrefix) + pod.metadata.uid;
+  j.key = j.ns + "/" + j.name;
+  j.implicit = true;
+  const std::string queue = Annotation(pod.metadata, api::kSchedulingQueueNameAnnotation);
+  j.queue = queue.empty() ? default_queue : queue;
+  j.min_member = 1;
+  j.min_resources = ToResource(NormalizeQuotaKeys(api::PodQuotaUsage(pod.spec)), reg);
+  j.priority_class_name = pod.spec.priority_class_name;
+  j.priority = pod.spec.priority.value_or(0);  // ClusterState re-resolves the class when it knows it
+  const std::string mode = Annotation(pod.metadata, api::kNetworkTopologyModeAnnotation);
+  const std::string tier = Annotation(pod.metadata, api::kNetworkTopologyHighestTierAnnotation);
+  if (!mode.empty() || !tier.empty()) {
+    // As the controller writes it (a tier without a mode means hard) and ToJobInfo reads it back.
+    j.network_topology.mode = mode.empty() || mode == api::kNetworkTopologyHard ? sched::TopologyMode::kHard
+                              : mode == api::kNetworkTopologySoft               ? sched::TopologyMode::kSoft
+                                                                                : sched::TopologyMode::kNone;
+    int n = 0;
+    auto [p, ec] = std::from_chars(tier.data(), tier.data() + tier.size(), n);
+    if (ec == std::errc() && p == tier.data() + tier.size()) j.network_topology.highest_tier_allowed = n;
+  }
+  j.creation_time = ParseTime(pod.metadata.creation_timestamp);
+  return j;
 }
 
 sched::PodGroupPhase PhaseOf(const std::string& phase) {

@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <variant>
@@ -44,11 +45,19 @@ void CompactPod(json* j) {
     // Annotations can be large (kubectl last-applied); keep only the ones the scheduler reads.
     if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
       json keep = json::object();
-      for (std::string_view k : {api::kPodGroupAnnotation, api::kTaskSpecKey})
+      for (std::string_view k : {api::kPodGroupAnnotation, api::kTaskSpecKey, api::kSchedulingQueueNameAnnotation,
+                                 api::kNetworkTopologyModeAnnotation, api::kNetworkTopologyHighestTierAnnotation})
         if (auto it = a->find(std::string(k)); it != a->end()) keep[std::string(k)] = *it;
       *a = std::move(keep);
     }
-    m->erase("ownerReferences");
+    // Only whether the pod has a controlling owner matters (a plain pod without one is a gang of one).
+    if (auto o = m->find("ownerReferences"); o != m->end() && o->is_array()) {
+      json keep = json::array();
+      for (auto& r : *o)
+        if (r.is_object() && r.value("controller", false)) keep.push_back(std::move(r));
+      if (keep.empty()) m->erase(o);
+      else *o = std::move(keep);
+    }
   }
   if (auto s = j->find("spec"); s != j->end() && s->is_object()) {
     for (const char* k : {"volumes", "securityContext", "imagePullSecrets", "hostAliases", "readinessGates", "dnsConfig"})
@@ -306,6 +315,20 @@ class SchedulerProcess::Impl {
   size_t cycle_next_ TEPHRA_GUARDED_BY(lat_mu_) = 0;
 
   // State-thread only.
+  // Stand-in jobs of plain pods (IsImplicitGangOfOne) by job key, whether or not the real PodGroup has
+  // replaced them in the state: one per live pod, forgotten with the pod.
+  std::unordered_map<std::string, sched::JobInfo> implicit_jobs_;
+  void DropImplicitIfEmpty(const std::string& key) {
+    if (key.empty()) return;
+    auto it = implicit_jobs_.find(key);
+    if (it == implicit_jobs_.end()) return;
+    auto& st = core_->state();
+    bool empty = true;
+    st.ForEachTaskOfJob(key, [&](const sched::TaskInfo&) { empty = false; });
+    if (!empty) return;
+    implicit_jobs_.erase(it);
+    if (const sched::JobInfo* j = st.FindJob(key); j && j->implicit) st.RemoveJob(key);
+  }
   std::unordered_map<std::string, uint64_t> creation_index_;
   uint64_t arrival_ = 0;
   std::unique_ptr<Extender> extender_;
@@ -426,17 +449,34 @@ void SchedulerProcess::Impl::RegisterHandlers() {
     // the order the controller created them in (assigned on the state thread, in arrival order).
     const auto secs = std::chrono::duration_cast<std::chrono::seconds>(
                           ParseTime(p.metadata.creation_timestamp).time_since_epoch()).count();
-    return [this, t = std::move(t), secs]() mutable {
+    std::optional<sched::JobInfo> implicit;
+    if (IsImplicitGangOfOne(p, names_)) {
+      core::MutexLock l(conv_mu_);
+      implicit = ImplicitJobInfo(p, &conv_reg_, o_.default_queue);
+    }
+    return [this, t = std::move(t), secs, implicit = std::move(implicit)]() mutable {
+      auto& st = core_->state();
       auto [it, fresh] = creation_index_.try_emplace(t.uid, 0);
       if (fresh) it->second = (static_cast<uint64_t>(secs) << 24) | (++arrival_ & 0xFFFFFF);
       t.creation_index = it->second;
-      core_->state().UpsertPod(t);
+      const sched::TaskInfo* before = st.FindTask(t.uid);
+      const std::string old_job = before ? before->job : std::string();
+      if (implicit) {
+        st.UpsertJob(*implicit);  // ignored once the real PodGroup is known
+        implicit_jobs_[implicit->key] = std::move(*implicit);
+      }
+      st.UpsertPod(t);
+      if (old_job != t.job) DropImplicitIfEmpty(old_job);
     };
   };
   auto remove_pod = [this](std::string uid) {
     return [this, uid = std::move(uid)] {
-      core_->state().RemovePod(uid);
+      auto& st = core_->state();
+      const sched::TaskInfo* t = st.FindTask(uid);
+      const std::string job = t ? t->job : std::string();
+      st.RemovePod(uid);
       creation_index_.erase(uid);
+      DropImplicitIfEmpty(job);
     };
   };
   pods_->AddEventHandler({
@@ -485,7 +525,12 @@ void SchedulerProcess::Impl::RegisterHandlers() {
       // Our own status writes come back as updates; only a spec change is new input.
       .on_update = [=, this](const auto& old, const auto& pg) { PushWatch(SpecChanged(old->spec, pg->spec), job_delta(*pg)); },
       .on_delete = [this](const auto& pg) {
-        PushWatch(false, [this, key = pg->metadata.namespace_ + "/" + pg->metadata.name] { core_->state().RemoveJob(key); });
+        PushWatch(false, [this, key = pg->metadata.namespace_ + "/" + pg->metadata.name] {
+          core_->state().RemoveJob(key);
+          // A plain pod whose PodGroup was deleted under it goes on as a gang of one (the controller
+          // re-creates the group).
+          if (auto it = implicit_jobs_.find(key); it != implicit_jobs_.end()) core_->state().UpsertJob(it->second);
+        });
       },
   });
   auto queue_delta = [this](const api::Queue& q) {
@@ -677,7 +722,12 @@ void SchedulerProcess::Impl::RunOneCycle() {
       m_.queue_scalar->With({q.queue, rr.Name(i)})->Set(static_cast<double>(q.allocated.Get(i)));
     writer_->Queue(q.queue, std::move(alloc), std::move(cleared));
   }
-  for (const auto& e : res.events) writer_->Event({e.kind, e.ns, e.name, "", e.type, e.reason, e.message});
+  for (const auto& e : res.events) {
+    // A plain pod's stand-in job has no PodGroup to attach an Event to (its pods got theirs above).
+    if (e.kind == "PodGroup")
+      if (const sched::JobInfo* j = st.FindJob(e.ns + "/" + e.name); j && j->implicit) continue;
+    writer_->Event({e.kind, e.ns, e.name, "", e.type, e.reason, e.message});
+  }
 
   m_.cycles->Inc();
   m_.e2e->Observe(static_cast<double>(res.metrics.e2e_us) / 1000.0);

@@ -113,6 +113,12 @@ std::string ResourceName(const ResourceInfo& r) {
   return s;
 }
 
+// Volcano's PodGroup and Command CRDs declare no status subresource (crds/), so the API server stores the
+// status sent with a plain update or patch of them; every other kind the tests use has one.
+static bool HasStatusSubresource(const std::string& res) {
+  return res != "podgroups.scheduling.volcano.sh" && res != "commands.bus.volcano.sh";
+}
+
 FakeClient::FakeClient(const core::Clock* clock) : clock_(clock ? *clock : core::RealClock::Get()) {}
 
 FakeClient::~FakeClient() {
@@ -327,6 +333,8 @@ StatusOr<json> FakeClient::Update(const ResourceInfo& r, const std::string& ns, 
     } else {
       next.erase("status");
     }
+  } else if (subresource.empty() && !HasStatusSubresource(res)) {
+    next = obj;
   } else if (subresource.empty()) {
     next = obj;
     if (old.contains("status")) {
@@ -370,7 +378,7 @@ StatusOr<json> FakeClient::Patch(const ResourceInfo& r, const std::string& ns, c
     if (patched.contains("status")) next["status"] = patched["status"];
   } else if (subresource.empty()) {
     next = patched;
-    if (old.contains("status")) next["status"] = old["status"];
+    if (old.contains("status") && HasStatusSubresource(res)) next["status"] = old["status"];
   } else {
     return core::UnimplementedError("fake client: patch of subresource " + subresource);
   }

@@ -273,10 +273,14 @@ void ClusterState::UpsertJob(const JobInfo& in) {
   if (pc != priority_classes_.end()) j.priority = pc->second;
   if (it != jobs_.end()) {
     JobInfo& old = it->second;
+    // A PodGroup that exists is never replaced by a stand-in for one that does not.
+    if (j.implicit && !old.implicit) return;
+    // The PodGroup created for a plain pod that was scheduled as an implicit gang of one is the same job.
+    const bool same_job = old.uid == j.uid || old.implicit;
     // The core owns the phase once it knows the PodGroup (the status writer is asynchronous, so the API
     // shows older phases); a new uid (PodGroup re-created) starts over from the API's phase.
-    if (old.uid == j.uid) j.phase = old.phase;
-    bool same = old.uid == j.uid && old.queue == j.queue && old.min_member == j.min_member &&
+    if (same_job) j.phase = old.phase;
+    bool same = old.uid == j.uid && old.implicit == j.implicit && old.queue == j.queue && old.min_member == j.min_member &&
                 old.min_task_member == j.min_task_member && old.min_resources == j.min_resources &&
                 old.priority == j.priority && old.priority_class_name == j.priority_class_name &&
                 old.network_topology.mode == j.network_topology.mode &&
@@ -306,7 +310,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
     j.pending_best_effort = old.pending_best_effort;
     // A new uid is a new PodGroup (deleted and re-created under the same name, seen as one update after a
     // re-list): none of the old gang's memos (ever ready, partial since, failed attempts, status) apply.
-    if (old.uid == j.uid) j.sched = old.sched;
+    if (same_job) j.sched = old.sched;
     j.version = old.version + 1;
     old = std::move(j);
     BumpCapacity();  // minMember/minResources/queue changes can make the job (or others) schedulable

@@ -181,9 +181,16 @@ void Scheduler::WriteStatus(Session& ssn) {
     auto prev = emitted_pg_.find(key);
     // What was emitted for an earlier PodGroup of the same name says nothing about this one: its first
     // status (often the very same Inqueue 0/0/0 the old one last had) must be written.
+    // The exception is the PodGroup that replaces an implicit gang of one (uid ""): it is the same job, and
+    // it gets what was decided for it so far (phase, counts, condition) in its first write.
+    bool first_of_implicit = false;
     if (prev != emitted_pg_.end() && prev->second.uid != j.uid) {
-      emitted_pg_.erase(prev);
-      prev = emitted_pg_.end();
+      if (prev->second.uid.empty() && !j.implicit) {
+        first_of_implicit = true;
+      } else {
+        emitted_pg_.erase(prev);
+        prev = emitted_pg_.end();
+      }
     }
     std::optional<PodGroupCondition> cond;
     if (!bind_failure.empty()) {
@@ -212,12 +219,13 @@ void Scheduler::WriteStatus(Session& ssn) {
     } else if (prev != emitted_pg_.end()) {
       u.conditions = prev->second.conditions;
     }
-    bool changed = resync_status_ || prev == emitted_pg_.end() || prev->second.phase != u.phase || prev->second.running != u.running ||
+    bool changed = resync_status_ || first_of_implicit || prev == emitted_pg_.end() || prev->second.phase != u.phase || prev->second.running != u.running ||
                    prev->second.succeeded != u.succeeded || prev->second.failed != u.failed ||
                    prev->second.conditions != u.conditions;
     j.sched.status_version = j.version;
     if (!changed) continue;
     emitted_pg_[key] = u;
+    if (j.implicit) continue;  // remembered for the PodGroup that will replace it; nothing to write yet
     out.pod_groups.push_back(std::move(u));
   }
   for (const auto& key : state_.TakeRemovedJobs())

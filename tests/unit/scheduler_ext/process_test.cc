@@ -69,6 +69,19 @@ json Pod(const std::string& name, const std::string& group, const std::string& c
           {"status", {{"phase", "Pending"}}}};
 }
 
+// A pod with no PodGroup annotation (a "plain" pod); `owner` adds a controlling ownerReference.
+json PlainPod(const std::string& name, const std::string& cpu, bool owner = false) {
+  json p = Pod(name, "", cpu);
+  p["metadata"].erase("annotations");
+  if (owner)
+    p["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "apps/v1"},
+                                                     {"kind", "ReplicaSet"},
+                                                     {"name", "rs"},
+                                                     {"uid", "rs-uid"},
+                                                     {"controller", true}}});
+  return p;
+}
+
 struct ProcessFixture : ::testing::Test {
   std::shared_ptr<FakeClient> fc = std::make_shared<FakeClient>();
   kube::metrics::Registry registry;
@@ -113,6 +126,24 @@ struct ProcessFixture : ::testing::Test {
   // Returns once every change queued before the call has been applied to the state.
   void Barrier() {
     proc->WithState([](sched::ClusterState&) {});
+  }
+  // Returns once `n` more cycles have run after every change queued before the call was applied.
+  void CyclesPass(uint64_t n) {
+    Barrier();
+    const uint64_t c = proc->cycles();
+    ASSERT_TRUE(Eventually([&] { return proc->cycles() >= c + n; }));
+  }
+  int Writes(const std::string& resource, const std::string& verb) {
+    int n = 0;
+    for (const auto& a : fc->Actions()) n += a.resource == resource && a.verb == verb;
+    return n;
+  }
+  std::vector<json> EventsAbout(const std::string& kind) {
+    std::vector<json> out;
+    for (const auto& a : fc->Actions())
+      if (a.resource == "events" && a.verb == "create" && a.body["involvedObject"].value("kind", "") == kind)
+        out.push_back(a.body);
+    return out;
   }
 };
 
@@ -217,6 +248,116 @@ TEST_F(ProcessFixture, StopReturnsWithWatchesOpenAndIsIdempotent) {
   bool ran = false;
   proc->WithState([&](sched::ClusterState&) { ran = true; });
   EXPECT_TRUE(ran);
+}
+
+TEST_F(ProcessFixture, PlainPodIsBoundAsAGangOfOneBeforeItsPodGroupExists) {
+  StartProcess(std::chrono::milliseconds(50));
+  proc->SetLeading(true);
+  const json pod = fc->Seed(api::Pod::Resource(), PlainPod("plain", "1"));
+  const std::string uid = pod["metadata"]["uid"];
+  const std::string group = "podgroup-" + uid;  // the controller's name for it
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("plain").empty(); }));
+  // No PodGroup was needed, and none was read or written: the stand-in job has no object.
+  EXPECT_EQ(Writes("podgroups.scheduling.volcano.sh", "get"), 0);
+  EXPECT_EQ(Writes("podgroups.scheduling.volcano.sh", "update"), 0);
+  proc->WithState([&](sched::ClusterState& st) {
+    const sched::JobInfo* j = st.FindJob("ns/" + group);
+    ASSERT_NE(j, nullptr);
+    EXPECT_TRUE(j->implicit);
+    EXPECT_EQ(j->min_member, 1);
+    EXPECT_EQ(j->queue, "default");
+  });
+
+  // The controller catches up: PodGroup podgroup-<uid> (Pending, as created), then the pod's annotation.
+  // It is the same job: the scheduler writes it Running, and never binds the pod twice.
+  json pg = PodGroup(group, 1);
+  pg["status"]["phase"] = "Pending";
+  fc->Seed(api::PodGroup::Resource(), pg);
+  ASSERT_TRUE(fc->Patch(api::Pod::Resource(), "ns", "plain", kube::PatchType::kMerge,
+                        {{"metadata", {{"annotations", {{std::string(api::kPodGroupAnnotation), group}}}}}})
+                  .ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto got = fc->Get(api::PodGroup::Resource(), "ns", group);
+    return got.ok() && (*got)["status"].value("phase", "") == "Running";
+  }));
+  CyclesPass(2);
+  EXPECT_EQ(Binds(), 1);
+  proc->WithState([&](sched::ClusterState& st) {
+    const sched::JobInfo* j = st.FindJob("ns/" + group);
+    ASSERT_NE(j, nullptr);
+    EXPECT_FALSE(j->implicit);
+    EXPECT_EQ(st.TasksOfJob("ns/" + group).size(), 1u);
+  });
+
+  // Deleting the pod and then its PodGroup (the garbage collector's order) leaves nothing behind.
+  ASSERT_TRUE(fc->Delete(api::Pod::Resource(), "ns", "plain").ok());
+  ASSERT_TRUE(fc->Delete(api::PodGroup::Resource(), "ns", group).ok());
+  EXPECT_TRUE(Eventually([&] {
+    bool gone = false;
+    proc->WithState([&](sched::ClusterState& st) { gone = !st.FindJob("ns/" + group) && st.task_count() == 0; });
+    return gone;
+  }));
+}
+
+TEST_F(ProcessFixture, PlainPodDeletedBeforeItsPodGroupLeavesNoJob) {
+  StartProcess(std::chrono::milliseconds(50));
+  const json pod = fc->Seed(api::Pod::Resource(), PlainPod("plain", "1"));
+  const std::string key = "ns/podgroup-" + pod["metadata"]["uid"].get<std::string>();
+  ASSERT_TRUE(Eventually([&] {
+    bool found = false;
+    proc->WithState([&](sched::ClusterState& st) { found = st.FindJob(key) != nullptr; });
+    return found;
+  }));
+  ASSERT_TRUE(fc->Delete(api::Pod::Resource(), "ns", "plain").ok());
+  EXPECT_TRUE(Eventually([&] {
+    bool gone = false;
+    proc->WithState([&](sched::ClusterState& st) { gone = !st.FindJob(key) && st.task_count() == 0; });
+    return gone;
+  }));
+}
+
+TEST_F(ProcessFixture, PodOfAGangByAnnotationOrOwnerIsNeverBoundAlone) {
+  StartProcess(std::chrono::milliseconds(20));
+  proc->SetLeading(true);
+  // Names a PodGroup that does not exist yet; has a controlling owner (its PodGroup's minMember comes from
+  // the owner's annotations, which only the controller reads).
+  fc->Seed(api::Pod::Resource(), Pod("named", "later", "1"));
+  const json owned = fc->Seed(api::Pod::Resource(), PlainPod("owned", "1", /*owner=*/true));
+  CyclesPass(3);
+  EXPECT_EQ(NodeOf("named"), "");
+  EXPECT_EQ(NodeOf("owned"), "");
+  EXPECT_EQ(Binds(), 0);
+  // Their PodGroups appear (the owned pod's as the controller names it, and annotated): both are placed.
+  fc->Seed(api::PodGroup::Resource(), PodGroup("later", 1));
+  fc->Seed(api::PodGroup::Resource(), PodGroup("podgroup-rs-uid", 1));
+  ASSERT_TRUE(fc->Patch(api::Pod::Resource(), "ns", "owned", kube::PatchType::kMerge,
+                        {{"metadata", {{"annotations", {{std::string(api::kPodGroupAnnotation), "podgroup-rs-uid"}}}}}})
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("named").empty() && !NodeOf("owned").empty(); }));
+}
+
+TEST_F(ProcessFixture, UnschedulablePlainPodIsToldWhyOnThePodOnly) {
+  StartProcess(std::chrono::milliseconds(20));
+  proc->SetLeading(true);
+  // Fits the queue (so it is admitted) but no node: it fails in allocate.
+  json pod = PlainPod("huge", "1");
+  pod["spec"]["nodeSelector"] = {{"disk", "ssd"}};
+  fc->Seed(api::Pod::Resource(), pod);
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& e : EventsAbout("Pod"))
+      if (e.value("reason", "") == "FailedScheduling") return true;
+    return false;
+  }));
+  ASSERT_TRUE(Eventually([&] {
+    auto p = fc->Get(api::Pod::Resource(), "ns", "huge");
+    if (!p.ok() || !(*p)["status"].contains("conditions")) return false;
+    return (*p)["status"]["conditions"][0].value("reason", "") == "Unschedulable";
+  }));
+  CyclesPass(2);
+  // The stand-in job has no object: no PodGroup Event and no PodGroup write.
+  EXPECT_TRUE(EventsAbout("PodGroup").empty());
+  EXPECT_EQ(Writes("podgroups.scheduling.volcano.sh", "update"), 0);
+  EXPECT_EQ(NodeOf("huge"), "");
 }
 
 TEST(SchedulerProcess, RejectsMissingClientsAndBadConf) {

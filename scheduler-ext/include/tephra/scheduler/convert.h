@@ -34,6 +34,16 @@ sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg);
 bool IsManaged(const api::Pod& pod, const std::set<std::string>& names);
 // Whether the core should see the pod at all: managed pods, and foreign pods holding a node.
 bool ShouldTrack(const api::Pod& pod, const std::set<std::string>& names);
+// Plain pods (docs/scheduler-process.md, "Plain pods"): a managed pod that names no PodGroup and has no
+// controlling owner is scheduled at once as a gang of one, under the key of the PodGroup the controller will
+// create for it ("<ns>/podgroup-<pod uid>"), instead of waiting for that PodGroup and the pod's annotation.
+// A pod that names a group, or has a controlling owner (a vcjob, a ReplicaSet whose PodGroup may ask for a
+// larger gang through its owner's annotations, ...), waits for its PodGroup as before.
+bool IsImplicitGangOfOne(const api::Pod& pod, const std::set<std::string>& names);
+// The stand-in job of such a pod, as the controller's PodGroup will describe it: minMember 1, minResources
+// the pod's requests, queue from the pod's `scheduling.volcano.sh/queue-name` annotation (else
+// `default_queue`), the pod's priority class, network topology from the pod's annotations.
+sched::JobInfo ImplicitJobInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::string& default_queue);
 // `creation_index` is supplied by the caller (monotone by creationTimestamp then arrival; see cache).
 sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names);
 sched::TaskStatus PodStatusOf(const api::Pod& pod);

@@ -142,6 +142,10 @@ struct JobInfo {
   // task-topology annotations (volcano.sh/task-topology-affinity, -anti-affinity, -task-order)
   std::string task_topology_affinity, task_topology_anti_affinity, task_topology_order;
   WallTime creation_time{};
+  // No PodGroup object exists: a plain pod scheduled at once as a gang of one, under the key its PodGroup
+  // will have when the controller creates it (docs/scheduler-process.md, "Plain pods"). Nothing is written
+  // for it; the real PodGroup, arriving under the same key, takes over its phase, memos and status.
+  bool implicit = false;
   // ---- maintained by ClusterState (O(1) per pod change) ----
   std::array<int, kTaskStatusCount> status_count{};  // indexed by TaskStatus
   // per task role, the tasks that count towards the role's minimum (Volcano's CheckTaskValid): pending,
