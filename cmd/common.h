@@ -10,8 +10,8 @@ namespace tephra::cmd {
 struct CommonFlags {
   std::string kubeconfig;         // --kubeconfig, then $KUBECONFIG, then in-cluster
   std::string master;             // --master: API server URL overriding the kubeconfig's
-  double kube_api_qps = 50;       // --kube-api-qps
-  int kube_api_burst = 100;       // --kube-api-burst
+  double kube_api_qps = 50;       // --kube-api-qps (the scheduler sets 2000 before adding the flags)
+  int kube_api_burst = 100;       // --kube-api-burst (scheduler: 2000)
   std::string log_level = "info"; // --log-level: trace|debug|info|warn|error
   std::string metrics_addr;       // --metrics-addr host:port ("" = role default, "0" = off)
   std::string health_addr;        // --health-addr host:port

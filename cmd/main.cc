@@ -11,9 +11,11 @@ void AddCommonFlags(CLI::App* app, CommonFlags* f) {
   app->add_option("--kubeconfig", f->kubeconfig, "Path to a kubeconfig (default: $KUBECONFIG, then in-cluster)");
   app->add_option("--master", f->master, "API server address; overrides the kubeconfig's server");
   app->add_option("--kube-api-qps", f->kube_api_qps, "Client-side QPS limit towards the API server")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app->add_option("--kube-api-burst", f->kube_api_burst, "Client-side burst towards the API server")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app->add_option("--log-level", f->log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   app->add_option("--metrics-addr", f->metrics_addr, "host:port for /metrics (empty: role default; 0: off)");

@@ -16,6 +16,10 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   auto* resync = new std::string("30s");
   auto* slice = new std::string("20ms");
   auto* listen = new std::string();
+  // Volcano's scheduler defaults (2000/2000): the binds are paced by this bucket, and 50/s would make the
+  // client, not the API server, the binding ceiling. Status writes and Events have clients of their own.
+  flags->kube_api_qps = 2000;
+  flags->kube_api_burst = 2000;
   AddCommonFlags(app, flags);
   app->add_option("--scheduler-conf", o->scheduler_conf,
                   "Volcano scheduler configuration file (YAML); reloaded when it changes. Default: built-in "

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <map>
 
 #include "rest/rest_internal.h"
 #include "tephra/kube/transport.h"
@@ -157,6 +158,23 @@ TEST(RestClientTest, RetriesUnavailableThenSucceeds) {
   bool has_auth = false;
   for (const auto& [k, v] : t->seen[0].headers) has_auth |= (k == "Authorization" && v == "Bearer t0k");
   EXPECT_TRUE(has_auth);
+}
+
+TEST(RestClientTest, CountsEveryAttemptByClientMethodAndCode) {
+  auto t = std::make_shared<ScriptedTransport>();
+  t->replies.push_back(core::UnavailableError("connection reset"));
+  t->replies.push_back(Resp(503, ""));
+  t->replies.push_back(Resp(200, "{}"));
+  t->replies.push_back(Resp(201, "{}"));
+  RestConfig cfg = FastConfig();
+  cfg.user_agent = "tephra-test/counting";  // unique to this test: the counts are process-wide
+  auto c = NewRestClient(cfg, t);
+  ASSERT_TRUE(c->Get(kPods, "ns", "p").ok());
+  ASSERT_TRUE(c->Bind("ns", "p", "", "n1").ok());
+  std::map<std::string, uint64_t> got;
+  for (const auto& r : RestRequestCounts())
+    if (r.client == cfg.user_agent) got[r.method + " " + std::to_string(r.code)] = r.count;
+  EXPECT_EQ(got, (std::map<std::string, uint64_t>{{"GET 0", 1}, {"GET 503", 1}, {"GET 200", 1}, {"POST 201", 1}}));
 }
 
 TEST(RestClientTest, DoesNotRetryTerminalErrors) {

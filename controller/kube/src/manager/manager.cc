@@ -103,6 +103,17 @@ core::Status Manager::Init() {
   auto* events = &r.AddCounter("tephra_informer_events_total", "Watch events applied to informer caches", {"resource"});
   auto* decode = &r.AddCounter("tephra_informer_decode_errors_total", "Objects informers could not decode", {"resource"});
   auto* recorded = &r.AddCounter("tephra_events_total", "Kubernetes Events by what became of them", {"result"});
+  auto* requests = &r.AddCounter("rest_client_requests_total",
+                                 "API requests sent by this process, by client (user agent), method and HTTP code "
+                                 "(0: no response)",
+                                 {"client", "method", "code"});
+  auto* limiter_wait = &r.AddCounter("tephra_rest_client_rate_limiter_wait_seconds_total",
+                                     "Time requests waited for the client-side QPS/burst limiter, by client", {"client"});
+  AddCollector([requests, limiter_wait] {
+    for (const auto& c : RestRequestCounts())
+      requests->With({c.client, c.method, std::to_string(c.code)})->SetTotal(static_cast<double>(c.count));
+    for (const auto& [client, secs] : RestLimiterWaitSeconds()) limiter_wait->With({client})->SetTotal(secs);
+  });
   AddCollector([this, lists, relists, watches, watch_errors, events, decode, recorded] {
     factory_->ForEach([&](const InformerBase& inf) {
       const std::string res(inf.resource().plural);

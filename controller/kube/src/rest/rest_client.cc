@@ -2,10 +2,13 @@
 // table, the client-side token bucket, per-request timeouts and bounded retries of kUnavailable.
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "rest_internal.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/config.h"
 #include "tephra/kube/transport.h"
 
@@ -20,6 +23,47 @@ std::string HttpResponse::Header(std::string_view name) const {
     if (eq) return v;
   }
   return "";
+}
+
+namespace {
+
+// Process-wide request counts. A short lock per request: the request itself costs a round trip.
+struct RequestStats {
+  core::Mutex mu;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> counts TEPHRA_GUARDED_BY(mu);
+  std::map<std::string, double> limiter_wait TEPHRA_GUARDED_BY(mu);
+
+  void Count(const std::string& client, const std::string& method, int code) {
+    core::MutexLock l(mu);
+    ++counts[{client, method, code}];
+  }
+  void Waited(const std::string& client, std::chrono::nanoseconds d) {
+    if (d.count() <= 0) return;
+    core::MutexLock l(mu);
+    limiter_wait[client] += std::chrono::duration<double>(d).count();
+  }
+};
+
+RequestStats& Stats() {
+  static RequestStats* s = new RequestStats();  // never destroyed: clients may outlive static teardown
+  return *s;
+}
+
+}  // namespace
+
+std::vector<RestRequestCount> RestRequestCounts() {
+  auto& st = Stats();
+  core::MutexLock l(st.mu);
+  std::vector<RestRequestCount> out;
+  out.reserve(st.counts.size());
+  for (const auto& [k, n] : st.counts) out.push_back({std::get<0>(k), std::get<1>(k), std::get<2>(k), n});
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> RestLimiterWaitSeconds() {
+  auto& st = Stats();
+  core::MutexLock l(st.mu);
+  return {st.limiter_wait.begin(), st.limiter_wait.end()};
 }
 
 namespace rest {
@@ -255,7 +299,7 @@ class RestClient : public Client {
                       : std::chrono::duration_cast<std::chrono::milliseconds>(cfg_.watch_idle_timeout);
     Status hs = AddHeaders(&req);
     if (!hs.ok()) return hs;
-    limiter_.Acquire();
+    Stats().Waited(cfg_.user_agent, limiter_.Acquire());
     const std::string what = "watch " + std::string(r.plural);
     Status result;
     HttpResponse head;
@@ -290,6 +334,7 @@ class RestClient : public Client {
           return handler(std::move(ev));
         },
         opts.canceller);
+    Stats().Count(cfg_.user_agent, "WATCH", head.status);
     if (!s.ok()) {
       // A read timeout means the stream stayed quiet past timeoutSeconds + slack: a normal end.
       if (s.code() == core::StatusCode::kDeadlineExceeded) return Status::OK();
@@ -346,8 +391,9 @@ class RestClient : public Client {
     Status last;
     const int tries = std::max(1, cfg_.max_tries);
     for (int attempt = 0; attempt < tries; ++attempt) {
-      limiter_.Acquire();
+      Stats().Waited(cfg_.user_agent, limiter_.Acquire());
       auto resp = transport_->Do(req);
+      Stats().Count(cfg_.user_agent, method, resp.ok() ? resp->status : 0);
       if (resp.ok() && resp->status >= 200 && resp->status < 300) {
         if (resp->body.empty()) return json::object();
         auto j = api::ParseJson(resp->body);

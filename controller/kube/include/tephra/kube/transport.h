@@ -53,6 +53,18 @@ class Transport {
 // The cpprestsdk-backed transport for `cfg` (TLS, CA, client certs). Bearer tokens are added by the REST client.
 core::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(const RestConfig& cfg);
 
+// What every REST client of this process sent, for the role's /metrics (kube::Manager exports it as
+// rest_client_requests_total{client,method,code} and tephra_rest_client_rate_limiter_wait_seconds_total
+// {client}): `client` is the client's user agent, `code` the HTTP status, 0 when no response came. One
+// entry per attempt (a retried request counts twice). Watches count once, when they start.
+struct RestRequestCount {
+  std::string client, method;
+  int code = 0;
+  uint64_t count = 0;
+};
+std::vector<RestRequestCount> RestRequestCounts();
+std::vector<std::pair<std::string, double>> RestLimiterWaitSeconds();
+
 // The production Client: REST over NewCpprestTransport(cfg) with cfg's QPS/burst limiter and token source.
 core::StatusOr<ClientPtr> NewClient(const RestConfig& cfg);
 // Same over any transport (tests).
