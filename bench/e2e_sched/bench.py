@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
 """Scheduler end-to-end bench (run inside tests/e2e/run-with-cluster.sh via bench/e2e_sched/run.sh).
 
-Same cluster, same nodesim nodes, same pods (1 cpu each, in gangs of GANG pods), three binders in turn:
-  tephra   `tephra scheduler` (PodGroup minMember=GANG per gang), pods created first, then the scheduler starts
-  kube     kube-scheduler v1.20.2 (plain pods), pods created first, then kube-scheduler starts
-  poster   a bare client (this script, THREADS keep-alive HTTPS connections) that only POSTs pods/binding
+Same cluster, same nodesim nodes, PODS pods of 1 cpu each, several binders in turn (BINDERS):
+  tephra   `tephra scheduler` on the SHAPE below; pods (and PodGroups/vcjobs) exist first, then it starts
+  kube     kube-scheduler v1.20.2 on the same number of plain pods, pods first, then it starts
+  poster   a bare client (this script, THREADS keep-alive HTTPS connections) that only POSTs pods/binding:
+           the API server's binding ceiling
   baseline (BINDERS=...,baseline) another tephra build, TEPHRA_BASELINE_BIN, for before/after in one run
-Both schedulers get the same client --kube-api-qps/--kube-api-burst. Bound pods are counted by polling a
-pod list every POLL s. Reported: pods bound per second (first bind -> last bind) and, per gang, the time from
-its first bound pod to its last (the gang is enqueued and allocated in one cycle, so first bind ~ Inqueue).
+SHAPE (Tephra's input):
+  gang     PodGroups of GANG pods (minMember GANG), pods annotated with their group; scheduler only
+  plain    bare pods (schedulerName volcano, no PodGroup, no owner); `tephra controller` and the scheduler
+           start together, so the controller creates the PodGroups while the scheduler binds
+  vcjob    vcjobs of one task with one replica; the controller runs first until every pod exists, then the
+           scheduler starts (the controller keeps running)
+Schedulers get --kube-api-qps QPS / --kube-api-burst BURST unless DEFAULT_FLAGS=1 (each binary's defaults;
+the controller always gets CONTROLLER_QPS/CONTROLLER_BURST, default 50/100 = its defaults). Bound pods are
+counted by polling a pod list every POLL s. Reported: pods bound per second (first bind -> last bind), per
+gang the time from its first bound pod to its last, and for tephra the API requests its roles sent per bound
+pod (rest_client_requests_total from their /metrics; leader election excluded; all verbs, and writes only).
 """
-import json, os, subprocess, sys, time
+import http.client, json, os, subprocess, sys, time
 
 # The stdlib API client is shared with the e2e tests (tests/e2e/lib/apiclient.py).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e", "lib"))
@@ -18,8 +27,12 @@ from apiclient import conn, req
 import apiclient
 
 NODES = int(os.environ.get("NODES", "1000"))
-GANGS = int(os.environ.get("GANGS", "8"))
-GANG = int(os.environ.get("GANG", "128"))
+SHAPE = os.environ.get("SHAPE", "gang")
+GANG = int(os.environ.get("GANG", "128")) if SHAPE == "gang" else 1
+GANGS = int(os.environ.get("GANGS", "0")) or int(os.environ.get("PODS", "1024")) // GANG
+DEFAULT_FLAGS = os.environ.get("DEFAULT_FLAGS", "") == "1"
+CONTROLLER_QPS = os.environ.get("CONTROLLER_QPS", "50")
+CONTROLLER_BURST = os.environ.get("CONTROLLER_BURST", "100")
 QPS = os.environ.get("QPS", "50")
 BURST = os.environ.get("BURST", "100")
 THREADS = int(os.environ.get("THREADS", "16"))
@@ -34,6 +47,19 @@ def create_all(objs):
     apiclient.create_all(objs, THREADS)
 
 
+def free_port():
+    import socket
+    so = socket.socket()
+    so.bind(("127.0.0.1", 0))
+    port = so.getsockname()[1]
+    so.close()
+    return port
+
+
+def container():
+    return [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}}}]
+
+
 def pods_for(prefix, sched, with_group):
     out = []
     for g in range(GANGS):
@@ -43,9 +69,23 @@ def pods_for(prefix, sched, with_group):
                 md["annotations"] = {"scheduling.k8s.io/group-name": "%s-%d" % (prefix, g)}
             out.append(("/api/v1/namespaces/default/pods", {
                 "apiVersion": "v1", "kind": "Pod", "metadata": md,
-                "spec": {"schedulerName": sched, "containers": [
-                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "1"}}}]}}))
+                "spec": {"schedulerName": sched, "containers": container()}}))
     return out
+
+
+def vcjobs_for(prefix):
+    return [("/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs", {
+        "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+        "metadata": {"name": "%s-%d" % (prefix, g), "namespace": "default"},
+        "spec": {"schedulerName": "volcano", "minAvailable": 1, "queue": "default", "tasks": [{
+            "name": "t", "replicas": 1,
+            "template": {"metadata": {"labels": {"bench": prefix, "gang": str(g)}},
+                         "spec": {"containers": container(), "restartPolicy": "Never"}}}]}}) for g in range(GANGS)]
+
+
+def count(c, path):
+    s, d = req(c, "GET", path)
+    return len(json.loads(d)["items"])
 
 
 def bound_state(c, prefix):
@@ -84,33 +124,89 @@ def measure(prefix, total, deadline_s=600):
     sys.exit("%s: only %d/%d bound after %ds" % (prefix, n, total, deadline_s))
 
 
-def delete_pods(prefix):
+def delete_all(prefix):
     c = conn()
-    req(c, "DELETE", "/api/v1/namespaces/default/pods?labelSelector=bench%3D" + prefix + "&gracePeriodSeconds=0")
-    while True:
-        s, d = req(c, "GET", "/api/v1/namespaces/default/pods?labelSelector=bench%3D" + prefix)
-        if not json.loads(d)["items"]:
-            return
+    q = "?labelSelector=bench%3D" + prefix
+    if SHAPE == "vcjob":
+        req(c, "DELETE", "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs")
+        while count(c, "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs"):
+            time.sleep(1)
+    req(c, "DELETE", "/api/v1/namespaces/default/pods" + q + "&gracePeriodSeconds=0")
+    while count(c, "/api/v1/namespaces/default/pods" + q):
+        time.sleep(1)
+    req(c, "DELETE", "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups")
+    while count(c, "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups"):
         time.sleep(1)
 
 
-def run_tephra(binary=None, prefix="t"):
-    objs = [("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", {
-        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-        "metadata": {"name": "%s-%d" % (prefix, g), "namespace": "default"}, "spec": {"minMember": GANG, "queue": "default"}})
-        for g in range(GANGS)]
-    create_all(objs)
-    create_all(pods_for(prefix, "volcano", True))
-    p = subprocess.Popen([binary or TEPHRA, "scheduler", "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
-                          "--listen-address", "0", "--health-addr", "0", "--kube-api-qps", QPS, "--kube-api-burst", BURST]
-                         + os.environ.get("SCHED_ARGS", "").split(),
-                         stdout=open(os.path.join(LOGS, "bench-tephra-scheduler-%s.log" % prefix), "w"), stderr=subprocess.STDOUT)
-    try:
-        return measure(prefix, GANGS * GANG)
-    finally:
+def api_requests(port):
+    """(all, writes) requests from a role's rest_client_requests_total, leader election excluded."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics")
+    text = c.getresponse().read().decode()
+    total = writes = 0
+    for line in text.splitlines():
+        if not line.startswith("rest_client_requests_total{") or "leader-election" in line:
+            continue
+        n = float(line.rsplit(" ", 1)[1])
+        total += n
+        if 'method="GET"' not in line and 'method="WATCH"' not in line:
+            writes += n
+    return total, writes
+
+
+def role(binary, name, prefix, args):
+    port = free_port()
+    return subprocess.Popen([binary, name, "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
+                             "--metrics-addr", "127.0.0.1:%d" % port, "--health-addr", "0"] + args,
+                            stdout=open(os.path.join(LOGS, "bench-tephra-%s-%s.log" % (name, prefix)), "w"),
+                            stderr=subprocess.STDOUT), port
+
+
+def stop(procs):
+    for p, _ in procs:
         p.terminate()
+    for p, _ in procs:
         p.wait()
-        delete_pods(prefix)
+
+
+def run_tephra(binary=None, prefix="t"):
+    binary = binary or TEPHRA
+    total = GANGS * GANG
+    sched_args = ([] if DEFAULT_FLAGS else ["--kube-api-qps", QPS, "--kube-api-burst", BURST]) + \
+        os.environ.get("SCHED_ARGS", "").split()
+    ctl_args = ["--kube-api-qps", CONTROLLER_QPS, "--kube-api-burst", CONTROLLER_BURST]
+    procs = []
+    try:
+        if SHAPE == "gang":
+            create_all([("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", {
+                "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                "metadata": {"name": "%s-%d" % (prefix, g), "namespace": "default"},
+                "spec": {"minMember": GANG, "queue": "default"}}) for g in range(GANGS)])
+            create_all(pods_for(prefix, "volcano", True))
+        elif SHAPE == "plain":
+            create_all(pods_for(prefix, "volcano", False))
+            procs.append(role(binary, "controller", prefix, ctl_args))
+        elif SHAPE == "vcjob":
+            create_all(vcjobs_for(prefix))
+            procs.append(role(binary, "controller", prefix, ctl_args))
+            c = conn()
+            deadline = time.time() + 600
+            while count(c, "/api/v1/namespaces/default/pods?labelSelector=bench%3D" + prefix) < total:
+                if time.time() > deadline:
+                    sys.exit("vcjob: the controller did not create %d pods in 600 s" % total)
+                time.sleep(1)
+        else:
+            sys.exit("unknown SHAPE " + SHAPE)
+        procs.append(role(binary, "scheduler", prefix, sched_args))
+        out = measure(prefix, total)
+        reqs = [api_requests(port) for _, port in procs]
+        out["api_requests_per_pod"] = round(sum(r[0] for r in reqs) / total, 2)
+        out["api_writes_per_pod"] = round(sum(r[1] for r in reqs) / total, 2)
+        return out
+    finally:
+        stop(procs)
+        delete_all(prefix)
 
 
 def run_tephra_baseline():
@@ -120,18 +216,18 @@ def run_tephra_baseline():
 
 def run_kube():
     create_all(pods_for("k", "default-scheduler", False))
+    flags = [] if DEFAULT_FLAGS else ["--kube-api-qps", QPS, "--kube-api-burst", BURST]
     p = subprocess.Popen([os.path.join(K8S_BIN, "kube-scheduler"), "--kubeconfig", KCFG_SCHED,
                           "--authentication-kubeconfig", KCFG_SCHED, "--authorization-kubeconfig", KCFG_SCHED,
                           "--authentication-skip-lookup", "--leader-elect=false", "--port", "0",
-                          "--bind-address", "127.0.0.1", "--secure-port", "0",
-                          "--kube-api-qps", QPS, "--kube-api-burst", BURST],
+                          "--bind-address", "127.0.0.1", "--secure-port", "0"] + flags,
                          stdout=open(os.path.join(LOGS, "bench-kube-scheduler.log"), "w"), stderr=subprocess.STDOUT)
     try:
         return measure("k", GANGS * GANG)
     finally:
         p.terminate()
         p.wait()
-        delete_pods("k")
+        delete_all("k")
 
 
 def run_poster():
@@ -147,16 +243,22 @@ def run_poster():
     t0 = time.time()
     create_all(binds)
     dt = time.time() - t0
-    delete_pods("b")
+    delete_all("b")
     return {"pods": len(binds), "seconds": round(dt, 2), "rate": round(len(binds) / dt, 1)}
 
 
 if __name__ == "__main__":
-    res = {"nodes": NODES, "gangs": GANGS, "gang_size": GANG, "qps": QPS, "burst": BURST}
+    res = {"nodes": NODES, "shape": SHAPE, "pods": GANGS * GANG, "gang_size": GANG,
+           "qps": "default" if DEFAULT_FLAGS else QPS, "burst": "default" if DEFAULT_FLAGS else BURST,
+           "controller_qps": CONTROLLER_QPS}
     which = os.environ.get("BINDERS", "tephra,kube,poster").split(",")
     for key, name, fn in (("tephra", "tephra", run_tephra), ("baseline", "tephra_baseline", run_tephra_baseline),
                           ("kube", "kube_scheduler", run_kube), ("poster", "bare_poster", run_poster)):
         if key in which:
             res[name] = fn()
             print(name, json.dumps(res[name]), flush=True)
+    if "bare_poster" in res:
+        for name in ("tephra", "tephra_baseline", "kube_scheduler"):
+            if name in res:
+                res[name]["of_ceiling"] = round(res[name]["rate"] / res["bare_poster"]["rate"], 2)
     print("RESULT " + json.dumps(res), flush=True)

@@ -5,6 +5,8 @@
 # runs bench.py (tephra scheduler, kube-scheduler v1.20.2, bare binding poster on the same nodes).
 #   MODE=latency TEPHRA_BIN=... NODES=1000 GANG=128 ROUNDS=20 QPS=1000 BURST=1000 bash bench/e2e_sched/run.sh
 #     (one gang at a time on an idle cluster: PodGroup created -> all GANG pods bound; gang_latency.py)
+#   SHAPES="plain vcjob gang:8 gang:128" PODS=3000 QPS=1000 BURST=1000 CONTROLLER_QPS=1000 CONTROLLER_BURST=1000 \
+#     BINDERS=tephra,kube,poster TEPHRA_BIN=... NODES=1000 bash bench/e2e_sched/run.sh   (shapes: bench.py)
 # Results: bench/RESULTS.md, section "scheduler end to end".
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +23,8 @@ trap stop_roles EXIT
 est() { "$KUBECTL" wait --for condition=Established --timeout 5s crd --all; }
 wait_until "CRDs Established" 60 est || fail "CRDs not Established"
 NODES=${NODES:-1000}
-start_role nodesim "$TEPHRA_E2E_LOG_DIR/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$NODES" --cpu 32 --gpus 0 \
+# shellcheck disable=SC2086  # NODESIM_ARGS is a word list
+start_role nodesim "$TEPHRA_E2E_LOG_DIR/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$NODES" --cpu 32 --gpus 0 ${NODESIM_ARGS:-} \
   || fail "nodesim did not start"
 nready() { [ "$("$KUBECTL" get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -ge "$NODES" ]; }
 wait_until "$NODES nodes Ready" 300 nready || fail "nodes not Ready"
@@ -36,6 +39,11 @@ spec: {weight: 1, reclaimable: true}
 Q
 if [ "${MODE:-throughput}" = latency ]; then
   python3 "$HERE/gang_latency.py"
+elif [ -n "${SHAPES:-}" ]; then
+  # Several shapes on one cluster: SHAPES="plain vcjob gang:8 gang:128" (gang:<size>).
+  for shape in $SHAPES; do
+    SHAPE=${shape%%:*} GANG=${shape#*:} NODES=$NODES python3 "$HERE/bench.py"
+  done
 else
   NODES=$NODES python3 "$HERE/bench.py"
 fi
