@@ -7,7 +7,7 @@ PKGS=(
   # build
   cmake g++ make pkg-config git ccache
   # sanitizer stage: clang for TSan and -Wthread-safety (scripts/test.sh)
-  clang
+  clang libclang-rt-14-dev
   # libraries (each behind one adapter, see docs/ARCHITECTURE.md)
   libcpprest-dev libssl-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libboost-system-dev libboost-dev zlib1g-dev libcpp-httplib-dev libbrotli-dev

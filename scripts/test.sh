@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian bookworm machine and runs every Tephra test tier with ctest:
 #   deps (apt) -> control-plane binaries (cached in ~/.cache/tephra) -> build -> ctest (all tiers)
-#   -> ASan+UBSan build, unit + integration + fuzz tiers -> TSan build (clang), runtime + scheduler process.
+#   -> ASan+UBSan build, unit + integration + fuzz tiers -> TSan build (clang), runtime + scheduler process
+#   -> libFuzzer build (clang, ASan+UBSan), the admission webhook's exchange for TEPHRA_FUZZ_SECONDS (60).
 # Usage: bash scripts/test.sh [extra ctest args for the main run, e.g. -L unit]
-# Env:   TEPHRA_SANITIZERS=0 skips the two sanitizer stages (quick local runs); TEPHRA_BUILD_DIR, TEPHRA_JOBS.
+# Env:   TEPHRA_SANITIZERS=0 skips the sanitizer and libFuzzer stages (quick local runs); TEPHRA_BUILD_DIR, TEPHRA_JOBS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -63,3 +64,19 @@ stage_done "build (TSan, clang)"
 regex="^($(IFS='|'; echo "${TSAN_TESTS[*]}"))\$"
 (cd "$ROOT/build-tsan" && ctest --output-on-failure -j"$JOBS" -R "$regex")
 stage_done "ctest (TSan)"
+
+# Coverage-guided fuzzing of the admission webhook's decoder and exchange (tests/fuzz/admission_fuzz_target.cc)
+# under ASan+UBSan: only the pure webhook library and its dependencies are built. The corpus is copied so a
+# run never writes into the checkout; a crash leaves its input in the build dir and fails the stage.
+CC=clang CXX=clang++ cmake -S "$ROOT" -B "$ROOT/build-fuzz" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$SAN_FLAGS" \
+  -DTEPHRA_SANITIZER=address -DTEPHRA_LIBFUZZER=ON "${LAUNCHER[@]}" >/dev/null
+cmake --build "$ROOT/build-fuzz" -j"$JOBS" --target admission_fuzzer
+stage_done "build (libFuzzer, clang)"
+corpus=$(mktemp -d)
+cp "$ROOT"/tests/fuzz/corpus-admission/* "$corpus"/
+(cd "$ROOT/build-fuzz" && ./tests/fuzz/admission_fuzzer -max_total_time="${TEPHRA_FUZZ_SECONDS:-60}" -max_len=65536 \
+  -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "$corpus" 2>"$ROOT/build-fuzz/admission_fuzzer.log") ||
+  { tail -n 60 "$ROOT/build-fuzz/admission_fuzzer.log"; echo "admission_fuzzer found a failing input"; exit 1; }
+grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' "$ROOT/build-fuzz/admission_fuzzer.log" || true
+rm -rf "$corpus"
+stage_done "libFuzzer (admission)"

@@ -6,6 +6,9 @@
 # Brings up a real control plane (tests/e2e/run-with-cluster.sh; kube-apiserver with its default inflight
 # limits, 400 read / 200 mutating), applies crds/, then runs bench.py (see its docstring: the script stands in
 # for the scheduler by patching PodGroups Inqueue and for kubelets by patching pod status).
+# WEBHOOK=1 first starts `tephra webhook`, registered with the API server for jobs, queues, podgroups and pods,
+# so every pod the controller (and the bare poster) creates passes /pods/mutate and /pods/validate: compare
+# with a run without it for the cost of admission (bench/RESULTS.md, "admission webhook").
 # Results: bench/RESULTS.md, section "controller".
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,4 +29,14 @@ kind: Queue
 metadata: {name: default}
 spec: {weight: 1, reclaimable: true}
 Q
+if [ "${WEBHOOK:-0}" = 1 ]; then
+  trap stop_roles EXIT
+  "$KUBECTL" create namespace volcano-system >/dev/null
+  WH_PORT=$(free_port)
+  start_role webhook "$TEPHRA_E2E_LOG_DIR/webhook.log" --kubeconfig "$KUBECONFIG" --listen-address 127.0.0.1 \
+    --port "$WH_PORT" --webhook-url "https://127.0.0.1:$WH_PORT" --metrics-addr 0 --health-addr 0 ||
+    fail "webhook did not start"
+  registered() { [ "$("$KUBECTL" get mutatingwebhookconfigurations -o name | grep -c volcano-admission-service)" -ge 4 ]; }
+  wait_until "webhook configurations" 60 registered || fail "webhook not registered"
+fi
 python3 "$HERE/bench.py"

@@ -335,7 +335,7 @@ FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup) {
     if (!spec.FindTask(master)) errs.push_back({"spec.plugins[mpi]", "The specified mpi master task was not found"});
   }
   if (auto q = QualifiedNameError(job.metadata.name); !q.empty())
-    errs.push_back({"metadata.name", "job name " + job.metadata.name + " is invalid: " + q});
+    errs.push_back({"metadata.name", "create job with name " + job.metadata.name + " validate failed " + q});
   if (spec.min_available < 0) errs.push_back({"spec.minAvailable", "job 'minAvailable' must be >= 0"});
   if (spec.max_retry < 0) errs.push_back({"spec.maxRetry", "'maxRetry' cannot be less than zero"});
   if (spec.ttl_seconds_after_finished && *spec.ttl_seconds_after_finished < 0)
@@ -362,7 +362,7 @@ FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup) {
     ValidatePolicies(t.policies, tp + ".policies", &errs);
     std::string pod_name = job.metadata.name + "-" + t.name + "-" + std::to_string(i);
     if (auto q = QualifiedNameError(pod_name); !q.empty())
-      errs.push_back({tp + ".name", "pod name " + pod_name + " is invalid: " + q});
+      errs.push_back({tp + ".name", "create pod with name " + pod_name + " validate failed " + q});
     ValidatePodTemplate(t.template_, tp + ".template", &errs);
     // Volcano does not restrict the topologyPolicy value itself (unknown values pass), only the CPU shape.
     if (!t.topology_policy.empty() && t.topology_policy != kTopologyPolicyNone && !HasIntegerCpu(t.template_.spec))
@@ -394,11 +394,12 @@ FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup) {
     if (spec.queue == kRootQueue) {
       errs.push_back({"spec.queue", "can not submit job to root queue"});
     } else {
+      int children = 0;
       for (const auto& other : lookup.ListQueues())
-        if (other.spec.parent == spec.queue) {
-          errs.push_back({"spec.queue", "can only submit job to leaf queue, queue `" + spec.queue + "` has child queues"});
-          break;
-        }
+        if (other.spec.parent == spec.queue) ++children;
+      if (children > 0)
+        errs.push_back({"spec.queue", "can only submit job to leaf queue, queue `" + spec.queue + "` has " +
+                                          std::to_string(children) + " child queues"});
     }
   }
 
@@ -523,7 +524,15 @@ FieldErrors ValidateQueue(AdmissionOp op, const Queue* old_queue, const Queue& q
       errs.push_back({"metadata.name", "`" + name + "` queue can not be deleted"});
       return errs;
     }
-    if (has_children(name)) errs.push_back({"metadata.name", "queue " + name + " has child queues, can not be deleted"});
+    std::vector<std::string> children;
+    for (const auto& q : all)
+      if (q.metadata.name != name && ParentOf(q) == name) children.push_back(q.metadata.name);
+    if (!children.empty()) {
+      std::string list;
+      for (const auto& c : children) list += (list.empty() ? "" : ", ") + c;
+      errs.push_back({"metadata.name", "queue " + name + " can not be deleted because it has " +
+                                           std::to_string(children.size()) + " child queues: " + list});
+    }
     if (config.enable_allocated_pods_check && lookup.QueueHasAllocatedPods(name))
       errs.push_back({"metadata.name", "queue " + name + " has allocated pods, can not be deleted"});
     return errs;
@@ -542,13 +551,16 @@ FieldErrors ValidateQueue(AdmissionOp op, const Queue* old_queue, const Queue& q
     auto d = spec.deserved.find(r);
     if (d == spec.deserved.end()) {
       if (!spec.deserved.empty() || !spec.capability.empty())
-        errs.push_back({"spec.guarantee.resource[" + r + "]", "deserved must be set for guaranteed resource " + r});
+        errs.push_back({"spec.deserved[" + r + "]", "deserved[" + r + "] must be >= guarantee[" + r + "]=" +
+                                                     g.ToString() + " (deserved is not set)"});
     } else if (g > d->second) {
-      errs.push_back({"spec.guarantee.resource[" + r + "]", "guarantee should not be greater than deserved"});
+      errs.push_back({"spec.deserved[" + r + "]", "deserved[" + r + "]=" + d->second.ToString() + " must be >= guarantee[" +
+                                                   r + "]=" + g.ToString()});
     }
   }
   if (auto r = FirstGreater(spec.deserved, spec.capability); !r.empty())
-    errs.push_back({"spec.deserved[" + r + "]", "deserved should not be greater than capability"});
+    errs.push_back({"spec.deserved[" + r + "]", "deserved[" + r + "]=" + spec.deserved.at(r).ToString() +
+                                                 " must be <= capability[" + r + "]=" + spec.capability.at(r).ToString()});
   if (auto r = FirstGreater(spec.guarantee.resource, spec.capability); !r.empty())
     errs.push_back({"spec.guarantee.resource[" + r + "]", "guarantee should not be greater than capability"});
 
@@ -712,7 +724,7 @@ FieldErrors ValidateJobFlow(const JobFlow& flow) {
 
 FieldErrors ValidateHyperNode(const HyperNode& hn) {
   FieldErrors errs;
-  if (hn.spec.members.empty()) errs.push_back({"spec.members", "member must have at least one"});
+  if (hn.spec.members.empty()) errs.push_back({"spec.members", "member must have at least one member"});
   if (hn.spec.tier < 0) errs.push_back({"spec.tier", "must be greater than or equal to 0"});
   for (size_t i = 0; i < hn.spec.members.size(); ++i) {
     const MemberSpec& m = hn.spec.members[i];
@@ -784,9 +796,9 @@ FieldErrors ValidatePodJdb(const Pod& pod) {
   auto mn = ann.find(std::string(kJdbMinAvailableKey));
   auto mx = ann.find(std::string(kJdbMaxUnavailableKey));
   if (mn != ann.end() && mx != ann.end()) {
-    errs.push_back({"metadata.annotations", "not allow configure multiple annotations [" +
+    errs.push_back({"metadata.annotations", "not allow configure multiple annotations <[" +
                                                 std::string(kJdbMinAvailableKey) + " " +
-                                                std::string(kJdbMaxUnavailableKey) + "] at same time"});
+                                                std::string(kJdbMaxUnavailableKey) + "]> at same time"});
     return errs;
   }
   auto check = [&](const std::string& key, const std::string& v) {

@@ -92,8 +92,8 @@ TEST(ValidateJobCreateTest, PodNameMustBeQualified) {
   job.metadata.name = std::string(60, 'a');
   FieldErrors errs = ValidateJobCreate(job, Cluster());
   ASSERT_EQ(errs.size(), 2u) << JoinFieldErrors(errs);  // one per task
-  EXPECT_EQ(errs[0], (FieldError{"spec.tasks[0].name", "pod name " + job.metadata.name +
-                                                           "-master-0 is invalid: name part must be no more than 63 "
+  EXPECT_EQ(errs[0], (FieldError{"spec.tasks[0].name", "create pod with name " + job.metadata.name +
+                                                           "-master-0 validate failed name part must be no more than 63 "
                                                            "characters"}));
   EXPECT_EQ(errs[1].path, "spec.tasks[1].name");
   job.metadata.name = std::string(54, 'a');  // 54 + "-master-0" = 63
@@ -106,7 +106,7 @@ TEST(ValidateJobCreateTest, JobNameMustBeQualified) {
   FieldErrors errs = ValidateJobCreate(job, Cluster());
   ASSERT_FALSE(errs.empty());
   EXPECT_EQ(errs[0].path, "metadata.name");
-  EXPECT_EQ(errs[0].message.rfind("job name -bad is invalid: name part must consist of", 0), 0u) << errs[0].message;
+  EXPECT_EQ(errs[0].message.rfind("create job with name -bad validate failed name part must consist of", 0), 0u) << errs[0].message;
 }
 
 TEST(ValidateJobCreateTest, Policies) {
@@ -206,7 +206,7 @@ TEST(ValidateJobCreateTest, Queue) {
       {"missing", "unable to find job queue: missing"},
       {"closed", "can only submit job to queue with state `Open`, queue `closed` status is `Closed`"},
       {"root", "can not submit job to root queue"},
-      {"eng", "can only submit job to leaf queue, queue `eng` has child queues"},
+      {"eng", "can only submit job to leaf queue, queue `eng` has 1 child queues"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.queue);
@@ -400,11 +400,11 @@ TEST(ValidateQueueTest, SpecRules) {
       {R"({"weight": 70000})", "spec.weight", "queue weight must be in the range [1, 65535]"},
       {R"({"weight": -1})", "spec.weight", "queue weight must be in the range [1, 65535]"},
       {R"({"deserved": {"cpu": "2"}, "capability": {"cpu": "1"}})", "spec.deserved[cpu]",
-       "deserved should not be greater than capability"},
-      {R"({"deserved": {"cpu": "1"}, "guarantee": {"resource": {"cpu": "2"}}})", "spec.guarantee.resource[cpu]",
-       "guarantee should not be greater than deserved"},
-      {R"({"deserved": {"cpu": "1"}, "guarantee": {"resource": {"memory": "1Gi"}}})", "spec.guarantee.resource[memory]",
-       "deserved must be set for guaranteed resource memory"},
+       "deserved[cpu]=2 must be <= capability[cpu]=1"},
+      {R"({"deserved": {"cpu": "1"}, "guarantee": {"resource": {"cpu": "2"}}})", "spec.deserved[cpu]",
+       "deserved[cpu]=1 must be >= guarantee[cpu]=2"},
+      {R"({"deserved": {"cpu": "1"}, "guarantee": {"resource": {"memory": "1Gi"}}})", "spec.deserved[memory]",
+       "deserved[memory] must be >= guarantee[memory]=1Gi (deserved is not set)"},
       {R"({"capability": {"cpu": "-1"}})", "spec.capability[cpu]", "must be greater than or equal to 0"},
       {R"({"priority": -3})", "spec.priority", "must be greater than or equal to 0"},
   };
@@ -500,7 +500,7 @@ TEST(ValidateQueueTest, Delete) {
   ExpectOnly(ValidateQueue(AdmissionOp::kDelete, nullptr, MakeQueue("root", ""), l), "metadata.name",
              "`root` queue can not be deleted");
   ExpectOnly(ValidateQueue(AdmissionOp::kDelete, nullptr, MakeQueue("eng", ""), l), "metadata.name",
-             "queue eng has child queues, can not be deleted");
+             "queue eng can not be deleted because it has 1 child queues: research");
   EXPECT_TRUE(ValidateQueue(AdmissionOp::kDelete, nullptr, MakeQueue("research", ""), l).empty());
   l.queues_with_pods["research"] = true;
   EXPECT_TRUE(ValidateQueue(AdmissionOp::kDelete, nullptr, MakeQueue("research", ""), l).empty());
@@ -546,7 +546,7 @@ TEST(ValidateHyperNodeTest, Members) {
   EXPECT_TRUE(ValidateHyperNode(h).empty()) << JoinFieldErrors(ValidateHyperNode(h));
   HyperNode empty = h;
   empty.spec.members.clear();
-  ExpectOnly(ValidateHyperNode(empty), "spec.members", "member must have at least one");
+  ExpectOnly(ValidateHyperNode(empty), "spec.members", "member must have at least one member");
   HyperNode two = h;
   two.spec.members[0].selector.regex_match = RegexMatch{"x", nullptr};
   ExpectOnly(ValidateHyperNode(two), "spec.members[0].selector",
@@ -592,7 +592,7 @@ TEST(ValidatePodJdbTest, Annotations) {
   EXPECT_TRUE(ValidatePodJdb(pod_with({{mx, "1%"}})).empty());
   EXPECT_TRUE(ValidatePodJdb(pod_with({{mx, "99%"}})).empty());
   ExpectOnly(ValidatePodJdb(pod_with({{mn, "1"}, {mx, "1"}})), "metadata.annotations",
-             "not allow configure multiple annotations [volcano.sh/jdb-min-available volcano.sh/jdb-max-unavailable] at "
+             "not allow configure multiple annotations <[volcano.sh/jdb-min-available volcano.sh/jdb-max-unavailable]> at "
              "same time");
   ExpectOnly(ValidatePodJdb(pod_with({{mn, "0"}})), "metadata.annotations[volcano.sh/jdb-min-available]",
              "invalid value <0> for volcano.sh/jdb-min-available, it must be a positive integer");

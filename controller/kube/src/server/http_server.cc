@@ -245,6 +245,7 @@ core::Status HttpServer::Start(const std::string& address) {
     req.path = r.path;
     if (auto q = r.target.find('?'); q != std::string::npos) req.query = r.target.substr(q + 1);
     req.body = r.body;
+    req.content_type = r.get_header_value("Content-Type");
     ServerResponse resp = Dispatch(req);
     w.status = resp.status;
     w.set_content(std::move(resp.body), resp.content_type.c_str());

@@ -30,6 +30,7 @@ struct ServerRequest {
   std::string path;   // without the query
   std::string query;  // after '?', raw
   std::string body;   // POST only; exactly Content-Length bytes
+  std::string content_type;  // the Content-Type header, as sent ("" when absent)
 };
 
 struct ServerResponse {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Admission latency of `tephra webhook` under a steady open-loop load, by hand:
+#   TEPHRA_BIN=<build>/bin/tephra [LOAD_BIN=<build>/bench/webhook/admission_load] [RATES="500 1000 2000 4000"]
+#   [SECONDS_PER_RATE=20] [CONNECTIONS=16] bash bench/webhook/run.sh
+# Brings up the real control plane (the webhook's informers and its certificate Secret need one), starts the
+# webhook with a self-signed certificate and without registering it (the load goes straight to it, not through
+# the API server), then for each body (a 100-task job on /jobs/validate and /jobs/mutate, a pod on
+# /pods/validate) and each rate runs admission_load and prints its JSON line. Results: bench/RESULTS.md,
+# "admission webhook". The webhooks-on-versus-off pod creation rate is bench/controller/run.sh with WEBHOOK=1.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+if [ "${1:-}" != inner ]; then
+  eval "$(bash "$ROOT/tests/e2e/fetch-binaries.sh" 2>/dev/null | grep '^K8S_BIN=')"
+  export K8S_BIN
+  export LOAD_BIN=${LOAD_BIN:-$(dirname "$(dirname "$TEPHRA_BIN")")/bench/webhook/admission_load}
+  export TEPHRA_E2E_TEST_TIMEOUT=${TEPHRA_E2E_TEST_TIMEOUT:-1500}
+  exec bash "$ROOT/tests/e2e/run-with-cluster.sh" bash "$HERE/run.sh" inner
+fi
+source "$ROOT/tests/e2e/lib/common.sh"
+trap stop_roles EXIT
+[ -x "$LOAD_BIN" ] || fail "LOAD_BIN=$LOAD_BIN is not built (cmake --build <build> --target admission_load)"
+"$KUBECTL" apply -f "$ROOT/crds/" >/dev/null
+est() { "$KUBECTL" wait --for condition=Established --timeout 5s crd --all; }
+wait_until "CRDs Established" 60 est || fail "CRDs not Established"
+"$KUBECTL" create namespace volcano-system >/dev/null
+"$KUBECTL" create -f - >/dev/null <<'Q'
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: default}
+spec: {weight: 1, reclaimable: true}
+Q
+PORT=$(free_port)
+HEALTH=$(free_port)
+start_role webhook "$TEPHRA_E2E_LOG_DIR/webhook.log" --kubeconfig "$KUBECONFIG" --listen-address 127.0.0.1 \
+  --port "$PORT" --manage-webhook-configurations=false --metrics-addr 0 --health-addr "127.0.0.1:$HEALTH" \
+  --enabled-admission /jobs/mutate,/jobs/validate,/pods/validate || fail "webhook did not start"
+ready() { curl -fsS "http://127.0.0.1:$HEALTH/readyz"; }
+wait_until "webhook ready" 60 ready || fail "webhook not ready"
+CA="$TEPHRA_E2E_LOG_DIR/webhook-ca.crt"
+"$KUBECTL" get secret -n volcano-system volcano-admission-secret -o jsonpath='{.data.ca\.crt}' | base64 -d >"$CA"
+for shape in "/jobs/validate job100" "/jobs/mutate job100" "/pods/validate pod"; do
+  set -- $shape
+  for rate in ${RATES:-500 1000 2000 4000}; do
+    "$LOAD_BIN" --url "https://127.0.0.1:$PORT" --ca "$CA" --path "$1" --body "$2" --rate "$rate" \
+      --seconds "${SECONDS_PER_RATE:-20}" --connections "${CONNECTIONS:-16}" || true
+  done
+done
