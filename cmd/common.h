@@ -1,6 +1,8 @@
 // Flags shared by every role of the one `tephra` binary. Names match Volcano's where the option exists.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +22,19 @@ struct CommonFlags {
 
 // Adds the common flags to a role's subcommand.
 void AddCommonFlags(CLI::App* app, CommonFlags* flags);
+
+// Copies the connection and process flags into a role's options, whose fields have the same names
+// (kubeconfig, master, kube_api_qps, kube_api_burst, log_level, graceful_shutdown). The listen addresses
+// differ per role (Volcano's names), so each role maps those itself.
+template <typename RoleOptions>
+void ApplyCommonFlags(const CommonFlags& f, RoleOptions* o) {
+  o->kubeconfig = f.kubeconfig;
+  o->master = f.master;
+  o->kube_api_qps = f.kube_api_qps;
+  o->kube_api_burst = f.kube_api_burst;
+  o->log_level = f.log_level;
+  o->graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(f.graceful_shutdown_seconds * 1000));
+}
 
 // Each role registers its subcommand; the callback runs the role and stores its exit code.
 void RegisterController(CLI::App& root, int* exit_code);

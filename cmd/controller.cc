@@ -42,12 +42,7 @@ void RegisterController(CLI::App& root, int* exit_code) {
   app->add_option("--listen-address", *listen, "host:port for /metrics (Volcano's name; default :8081)");
   app->add_option("--healthz-address", *healthz, "host:port for /healthz (Volcano's name; default :11251)");
   app->callback([=] {
-    o->kubeconfig = flags->kubeconfig;
-    o->master = flags->master;
-    o->kube_api_qps = flags->kube_api_qps;
-    o->kube_api_burst = flags->kube_api_burst;
-    o->log_level = flags->log_level;
-    o->graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(flags->graceful_shutdown_seconds * 1000));
+    ApplyCommonFlags(*flags, o);
     if (!names->empty()) o->scheduler_names = *names;
     if (!controllers->empty()) o->controllers = *controllers;
     if (!listen->empty()) o->metrics_address = *listen;

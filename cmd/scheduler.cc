@@ -55,12 +55,7 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   app->add_option("--extender-prefix", o->extender_prefix,
                   "URL path prefix of the extender API, e.g. /tephra -> /tephra/filter (kube-scheduler urlPrefix)");
   app->callback([=] {
-    o->kubeconfig = flags->kubeconfig;
-    o->master = flags->master;
-    o->kube_api_qps = flags->kube_api_qps;
-    o->kube_api_burst = flags->kube_api_burst;
-    o->log_level = flags->log_level;
-    o->graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(flags->graceful_shutdown_seconds * 1000));
+    ApplyCommonFlags(*flags, o);
     if (!names->empty()) o->scheduler_names = *names;
     if (!listen->empty()) o->listen_address = *listen;
     if (!flags->metrics_addr.empty()) o->listen_address = flags->metrics_addr;

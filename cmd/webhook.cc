@@ -73,12 +73,7 @@ void RegisterWebhook(CLI::App& root, int* exit_code) {
                   "How often the certificate and the webhook configurations are checked and corrected")
       ->capture_default_str();
   app->callback([=] {
-    o->kubeconfig = flags->kubeconfig;
-    o->master = flags->master;
-    o->kube_api_qps = flags->kube_api_qps;
-    o->kube_api_burst = flags->kube_api_burst;
-    o->log_level = flags->log_level;
-    o->graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(flags->graceful_shutdown_seconds * 1000));
+    ApplyCommonFlags(*flags, o);
     if (!flags->metrics_addr.empty()) o->metrics_address = flags->metrics_addr;
     if (!flags->health_addr.empty()) o->health_address = flags->health_addr;
     if (!names->empty()) o->config.scheduler_names = *names;

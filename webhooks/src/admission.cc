@@ -76,57 +76,15 @@ bool OperationIs(const AdmissionRequest& req, std::initializer_list<std::string_
   return false;
 }
 
-namespace {
-
-std::string EscapePointer(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out.push_back(c);
-  }
-  return out;
-}
-
-// Like api::JsonPatchDiff, but it also descends into arrays of equal length, so defaulting one field of a task
-// patches that field and leaves the rest of the task as the user wrote it (api::JsonPatchDiff, and Volcano,
-// replace the whole task list, rewriting quantities such as "1000m" to "1"). An object member is set with
-// "add", which sets it whether or not the raw object has it (the typed encoding may show a key the raw object
-// lacks, where "replace" would fail); an array element, which exists at the same index in both, with "replace".
-void PatchDiff(const api::json& before, const api::json& after, const std::string& path, bool is_index,
-               api::json* ops) {
-  if (before == after) return;
-  if (before.is_object() && after.is_object()) {
-    for (auto it = before.begin(); it != before.end(); ++it)
-      if (!after.contains(it.key())) ops->push_back({{"op", "remove"}, {"path", path + "/" + EscapePointer(it.key())}});
-    for (auto it = after.begin(); it != after.end(); ++it) {
-      auto b = before.find(it.key());
-      std::string p = path + "/" + EscapePointer(it.key());
-      if (b == before.end()) ops->push_back({{"op", "add"}, {"path", p}, {"value", it.value()}});
-      else PatchDiff(*b, it.value(), p, false, ops);
-    }
-    return;
-  }
-  if (before.is_array() && after.is_array() && before.size() == after.size()) {
-    for (size_t i = 0; i < before.size(); ++i) PatchDiff(before[i], after[i], path + "/" + std::to_string(i), true, ops);
-    return;
-  }
-  ops->push_back({{"op", is_index || path.empty() ? "replace" : "add"}, {"path", path}, {"value", after}});
-}
-
-}  // namespace
-
 AdmissionResponse MutationPatch(const api::json& raw, const api::json& typed_before, const api::json& typed_after) {
-  api::json ops = api::json::array();
-  PatchDiff(typed_before, typed_after, "", false, &ops);
+  // Element by element: defaulting one field of a task patches that field and leaves the rest of the task as
+  // the user wrote it (Volcano replaces the whole task list, rewriting quantities such as "1000m" to "1").
+  api::json ops = api::JsonPatchDiffElementwise(typed_before, typed_after);
   if (ops.empty()) return Allow();
   // The API server applies the patch to the raw object: prove it applies. One that does not (a parent or an
   // array length the raw object does not have) is replaced by a diff against the raw object itself, which
   // always applies.
-  if (!api::ApplyJsonPatch(raw, ops).ok()) {
-    ops = api::json::array();
-    PatchDiff(raw, typed_after, "", false, &ops);
-  }
+  if (!api::ApplyJsonPatch(raw, ops).ok()) ops = api::JsonPatchDiffElementwise(raw, typed_after);
   AdmissionResponse r = Allow();
   r.patch = std::move(ops);
   return r;

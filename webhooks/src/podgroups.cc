@@ -16,7 +16,8 @@ AdmissionResponse AdmitPodGroupMutate(const AdmissionRequest& req, const Context
   api::MutatePodGroup(&*pg, ctx.lookup, ctx.config.default_queue);
   api::json after = api::ToJson(*pg);
   // Only the queue is ours to change; the namespace filled in above is not part of the patch.
-  after["metadata"] = before["metadata"];
+  if (auto m = before.find("metadata"); m != before.end()) after["metadata"] = *m;
+  else after.erase("metadata");
   return MutationPatch(req.object, before, after);
 }
 

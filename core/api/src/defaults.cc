@@ -68,7 +68,9 @@ std::string EscapePointer(std::string_view key) {
   return out;
 }
 
-void Diff(const json& before, const json& after, const std::string& path, json* ops) {
+// elementwise: descend into arrays of equal length; set members with "add" (see defaults.h).
+void Diff(const json& before, const json& after, const std::string& path, bool elementwise, bool is_index,
+          json* ops) {
   if (before == after) return;
   if (before.is_object() && after.is_object()) {
     for (auto it = before.begin(); it != before.end(); ++it)
@@ -77,17 +79,29 @@ void Diff(const json& before, const json& after, const std::string& path, json* 
       std::string p = path + "/" + EscapePointer(it.key());
       auto b = before.find(it.key());
       if (b == before.end()) ops->push_back({{"op", "add"}, {"path", p}, {"value", it.value()}});
-      else Diff(*b, it.value(), p, ops);
+      else Diff(*b, it.value(), p, elementwise, false, ops);
     }
     return;
   }
-  ops->push_back({{"op", "replace"}, {"path", path}, {"value", after}});
+  if (elementwise && before.is_array() && after.is_array() && before.size() == after.size()) {
+    for (size_t i = 0; i < before.size(); ++i)
+      Diff(before[i], after[i], path + "/" + std::to_string(i), elementwise, true, ops);
+    return;
+  }
+  const bool member = elementwise && !is_index && !path.empty();
+  ops->push_back({{"op", member ? "add" : "replace"}, {"path", path}, {"value", after}});
 }
 }  // namespace
 
 json JsonPatchDiff(const json& before, const json& after) {
   json ops = json::array();
-  Diff(before, after, "", &ops);
+  Diff(before, after, "", false, false, &ops);
+  return ops;
+}
+
+json JsonPatchDiffElementwise(const json& before, const json& after) {
+  json ops = json::array();
+  Diff(before, after, "", true, false, &ops);
   return ops;
 }
 

@@ -133,6 +133,25 @@ TEST(JsonPatchTest, DiffEscapesKeysAndReplacesArraysWhole) {
   EXPECT_FALSE(ApplyJsonPatch(a, J(R"([{"op":"bogus"}])")).ok());
 }
 
+TEST(JsonPatchTest, ElementwiseDiffTouchesOnlyChangedFieldsOfElements) {
+  json a = J(R"({"spec":{"tasks":[{"replicas":3,"cpu":"1000m"},{"name":"w","replicas":1}],"n":1},"list":[1,2,3]})");
+  json b = J(R"({"spec":{"tasks":[{"name":"default0","replicas":3,"cpu":"1000m"},{"name":"w","replicas":1}],"n":2},
+               "list":[1,2]})");
+  json patch = JsonPatchDiffElementwise(a, b);
+  EXPECT_EQ(patch, J(R"([
+    {"op":"add","path":"/list","value":[1,2]},
+    {"op":"add","path":"/spec/n","value":2},
+    {"op":"add","path":"/spec/tasks/0/name","value":"default0"}
+  ])"));
+  // "add" of a member works whether or not the target has it: applied to an object written without /spec/n.
+  json sparse = a;
+  sparse["spec"].erase("n");
+  StatusOr<json> applied = ApplyJsonPatch(sparse, patch);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(*applied, b);
+  EXPECT_EQ(JsonPatchDiffElementwise(J(R"([1,2])"), J(R"([1,3])")), J(R"([{"op":"replace","path":"/1","value":3}])"));
+}
+
 TEST(MutateQueueTest, DefaultsAndHierarchyRoot) {
   Queue q;
   q.metadata.name = "a";

@@ -31,6 +31,11 @@ void MutatePodGroup(PodGroup* pg, const ClusterLookup& lookup, const std::string
 // RFC 6902 operations turning `before` into `after`: objects are diffed key by key (add / remove /
 // replace), arrays and scalars are replaced whole. Keys are escaped per RFC 6901 (~0, ~1).
 json JsonPatchDiff(const json& before, const json& after);
+// The same, but arrays of equal length are diffed element by element, so a change to one field of one
+// element patches that field only; object members are set with "add" (which works whether or not the target
+// has the member) and array elements with "replace". For admission patches, which the API server applies to
+// the object as the user wrote it: only what the mutation changed is touched.
+json JsonPatchDiffElementwise(const json& before, const json& after);
 // Applies add/remove/replace operations (the subset JsonPatchDiff emits, plus array "-" append).
 StatusOr<json> ApplyJsonPatch(const json& doc, const json& patch);
 
