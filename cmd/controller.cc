@@ -15,7 +15,8 @@ void RegisterController(CLI::App& root, int* exit_code) {
   auto* healthz = new std::string();
   AddCommonFlags(app, flags);
   app->add_option("--scheduler-name", *names,
-                  "Pods with one of these spec.schedulerName get a PodGroup (repeatable; default volcano)");
+                  "Pods with one of these spec.schedulerName get a PodGroup; the first is the schedulerName a "
+                  "job without one gets (repeatable; default volcano)");
   app->add_option("--max-requeue-num", o->max_requeue_num,
                   "Failed reconciles of a job before it is terminated (0: never)")
       ->check(CLI::NonNegativeNumber);

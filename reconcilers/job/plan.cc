@@ -144,6 +144,41 @@ std::string StableSuffix(const std::string& seed) {
   return out;
 }
 
+namespace {
+
+void DiffFields(const api::json& before, const api::json& after, const std::string& path,
+                std::vector<std::string>* out) {
+  if (before == after) return;
+  if (after.is_object()) {
+    // A missing or null object is walked as an empty one, so a new map names its keys ("spec.plugins.svc").
+    static const api::json kEmpty = api::json::object();
+    const api::json& b = before.is_object() ? before : kEmpty;
+    for (auto it = after.begin(); it != after.end(); ++it) {
+      auto bit = b.find(it.key());
+      DiffFields(bit == b.end() ? api::json() : *bit, it.value(), path + "." + it.key(), out);
+    }
+    return;
+  }
+  if (after.is_array() && before.is_array() && after.size() == before.size() && !after.empty()) {
+    for (size_t i = 0; i < after.size(); ++i)
+      DiffFields(before[i], after[i], path + "[" + std::to_string(i) + "]", out);
+    return;
+  }
+  out->push_back(path + "=" + (after.is_string() ? after.get<std::string>() : after.dump()));
+}
+
+}  // namespace
+
+std::vector<std::string> DefaultedFields(const api::Job& stored, const api::Job& defaulted) {
+  std::vector<std::string> out;
+  const api::json b = api::ToJson(stored), a = api::ToJson(defaulted);
+  for (const char* part : {"metadata", "spec"}) {
+    auto bit = b.find(part), ait = a.find(part);
+    DiffFields(bit == b.end() ? api::json() : *bit, ait == a.end() ? api::json() : *ait, part, &out);
+  }
+  return out;
+}
+
 bool Actions::Empty() const {
   return !update_job && !update_status && create_pvcs.empty() && delete_pods.empty() && mark_pods.empty() &&
          create_pods.empty() && !create_pod_group && !update_pod_group && !delete_pod_group && create_plugin_objects.empty() &&
@@ -319,6 +354,7 @@ class Planner {
     if (it == a.end()) return false;  // created by Volcano or an older Tephra: adopt it
     return ParseIntOr(&it->second, 0) < st_.version;
   }
+  bool ApplyDefaults();
   bool CacheBehind() const;
   std::vector<DerivedEvent> DeriveEvents() const;
   void Kill(KillKind kind, const std::vector<const DerivedEvent*>& targets, const std::string& action);
@@ -337,6 +373,26 @@ class Planner {
   std::set<std::string> victims_;
   bool retain_finished_ = false;
 };
+
+bool Planner::ApplyDefaults() {
+  // A job that already has a phase was started by a controller that did not default (an older Tephra):
+  // its pods exist under the spec as stored, and filling in a task name now would orphan them
+  // (`<job>-default-0` would no longer belong to any task). Such jobs keep running as they started.
+  if (!job_.status.state.phase.empty()) return false;
+  api::Job defaulted = job_;
+  api::MutateJob(&defaulted, obs_.defaults);
+  std::vector<std::string> filled = DefaultedFields(job_, defaulted);
+  if (filled.empty()) return false;
+  std::string message = "applied defaults the admission webhook would have set: ";
+  for (size_t i = 0; i < filled.size(); ++i) message += (i ? ", " : "") + filled[i];
+  out_.update_job = std::move(defaulted);
+  out_.defaulted = std::move(filled);
+  out_.events.push_back({Str(api::kEventTypeNormal), "Defaulted", message});
+  out_.log.push_back(std::move(message));
+  out_.action = Str(api::kActionSyncJob);
+  out_.event = Str(api::kEventOutOfSync);
+  return true;
+}
 
 bool Planner::CacheBehind() const {
   // Our own writes carry the version/retry we wrote; seeing them on a pod or PodGroup while the cached job
@@ -758,6 +814,9 @@ void Planner::Ttl() {
 Actions Planner::Run() {
   // A job being deleted is left to the garbage collector (its pods are owned and go with it).
   if (!job_.metadata.deletion_timestamp.empty()) return std::move(out_);
+  // Admission defaults first: no pod, PodGroup or status may be derived from a spec the mutating webhook
+  // never saw (a missing minAvailable would mean no gang, a missing task name other pod names).
+  if (ApplyDefaults()) return std::move(out_);
   if (CacheBehind()) {
     out_.log.push_back("job cache is behind our own writes; waiting for it to catch up");
     out_.requeue_after = milliseconds(200);

@@ -17,6 +17,7 @@
 
 #include "tephra/api/batch.h"
 #include "tephra/api/core_v1.h"
+#include "tephra/api/defaults.h"
 #include "tephra/api/scheduling.h"
 #include "tephra/core/clock.h"
 #include "tephra/kube/keygen.h"
@@ -56,6 +57,8 @@ struct Observed {
   std::optional<Request> request;
   core::Clock::WallTime now;
   kube::KeyGenerator* key_generator = nullptr;  // for the ssh plugin; not owned
+  // What the mutating webhook would have filled in (the first --scheduler-name is the default schedulerName).
+  api::JobDefaultsConfig defaults;
 };
 
 struct EventRecord {
@@ -65,8 +68,13 @@ struct EventRecord {
 };
 
 struct Actions {
-  // Job metadata/spec update (volumeClaimName write-back, job-forwarding annotation). Full object to PUT.
+  // Job metadata/spec update (volumeClaimName write-back, job-forwarding annotation, admission defaults).
+  // Full object to PUT.
   std::optional<api::Job> update_job;
+  // Set when update_job is the write-back of the admission defaults (docs/job-controller.md, "Admission
+  // defaults applied by the controller"): the fields filled, as "spec.queue=default". Such a plan holds
+  // nothing else but the `Defaulted` Event; everything else is planned from the job as written.
+  std::vector<std::string> defaulted;
   // New full status (PUT /status with the observed resourceVersion); only when it differs.
   std::optional<api::JobStatus> update_status;
   std::vector<api::PersistentVolumeClaim> create_pvcs;
@@ -105,6 +113,10 @@ struct Actions {
 Actions Plan(const Observed& obs);
 
 // --- pieces of the plan, exposed for tests ---
+
+// The fields `defaulted` has and `stored` lacks or has with another value, as "path=value" with JSON names
+// and indices ("spec.tasks[0].name=default0"; strings bare, other values as JSON), in path order.
+std::vector<std::string> DefaultedFields(const api::Job& stored, const api::Job& defaulted);
 
 // A lifecycle event derived from object state (docs/volcano-behaviour.md, "Lifecycle events", in
 // level-triggered form).

@@ -36,7 +36,14 @@ void Keep(Status* first, Status s) {
 }  // namespace
 
 JobReconciler::JobReconciler(JobReconcilerOptions opts)
-    : opts_(std::move(opts)), clock_(opts_.clock ? *opts_.clock : core::RealClock::Get()) {}
+    : opts_(std::move(opts)), clock_(opts_.clock ? *opts_.clock : core::RealClock::Get()) {
+  auto& reg = opts_.registry ? *opts_.registry : kube::metrics::Registry::Default();
+  // Non-zero means jobs reach the controller without passing the mutating webhook (absent, or down with
+  // failurePolicy Ignore).
+  defaults_applied_ = &reg.AddCounter("tephra_job_defaults_applied_total",
+                                      "Jobs stored without the admission defaults that the controller wrote them onto",
+                                      {"job_namespace"});
+}
 
 void JobReconciler::AddIndexers(kube::Informer<api::Pod>& pods) {
   pods.AddIndexer(kube::kIndexOwnerUid, kube::OwnerUidIndexer<api::Pod>());
@@ -209,12 +216,14 @@ Status JobReconciler::CreatePods(const api::Job& job, const std::vector<api::Pod
   return first;
 }
 
-Status JobReconciler::Execute(const std::string& key, const Observed& obs, const Actions& a, bool* status_conflict) {
+Status JobReconciler::Execute(const std::string& key, const Observed& obs, const Actions& a, bool* status_conflict,
+                              std::optional<api::Job>* written) {
   kube::Client& c = *opts_.client;
   const api::Job& job = obs.job;
   const std::string& ns = job.metadata.namespace_;
   std::string rv = job.metadata.resource_version;
   *status_conflict = false;
+  written->reset();
 
   // 1. The job itself: spec/metadata first (PVC names), then the status (resourceVersion precondition).
   if (a.update_job) {
@@ -223,9 +232,14 @@ Status JobReconciler::Execute(const std::string& key, const Observed& obs, const
       *status_conflict = true;
       return Status::OK();
     }
-    if (!r.ok()) return r.status().Annotate("updating job");
+    if (!r.ok()) {
+      if (!a.defaulted.empty()) RecordEvent(job, "Warning", "DefaultingFailed", r.status().message());
+      return r.status().Annotate(a.defaulted.empty() ? "updating job" : "writing admission defaults to job");
+    }
     if (auto it = r->find("metadata"); it != r->end() && it->contains("resourceVersion"))
       rv = (*it)["resourceVersion"].get<std::string>();
+    if (auto w = api::FromJson<api::Job>(*r); w.ok()) *written = std::move(w).value();
+    if (!a.defaulted.empty()) defaults_applied_->With({ns})->Inc();
   }
   if (a.update_status) {
     api::Job upd = a.update_job ? *a.update_job : job;
@@ -356,10 +370,16 @@ Status JobReconciler::Execute(const std::string& key, const Observed& obs, const
 kube::ReconcileResult JobReconciler::Reconcile(const std::string& key) {
   std::string ns, name;
   kube::SplitKey(key, &ns, &name);
+  // After the admission defaults were written: the job as the API server stored it, planned at once.
+  std::optional<api::Job> defaulted;
   for (int attempt = 0; attempt <= opts_.conflict_retries; ++attempt) {
     // The first attempt trusts the cache; after a 409 the job is read from the API server.
     std::optional<api::Job> job;
-    if (attempt == 0) {
+    const bool just_defaulted = defaulted.has_value();
+    if (just_defaulted) {
+      job = std::move(defaulted);
+      defaulted.reset();
+    } else if (attempt == 0) {
       if (auto p = opts_.jobs->Get(ns, name)) job = *p;
     } else {
       auto r = kube::GetAs<api::Job>(*opts_.client, ns, name);
@@ -374,12 +394,28 @@ kube::ReconcileResult JobReconciler::Reconcile(const std::string& key) {
     auto obs = Observe(*job, key);
     if (!obs.ok()) return kube::ReconcileResult::Error(obs.status());
     Actions actions = Plan(*obs);
+    if (!actions.defaulted.empty() && just_defaulted) {
+      // The object the API server returned for our write still lacks defaults: something (a CRD schema
+      // that prunes the fields) drops them. Writing again would never end; nothing may be planned either.
+      kube::log::Error("admission defaults written to the job did not persist").Kv("job", key);
+      return kube::ReconcileResult::Error(
+          core::InternalError("job " + key + ": admission defaults written to the job did not persist"));
+    }
     for (const auto& line : actions.log) kube::log::Info(line).Kv("job", key);
     if (actions.action != api::kActionSyncJob)
       kube::log::Info("executing action").Kv("job", key).Kv("action", actions.action).Kv("event", actions.event);
     bool conflict = false;
-    Status s = Execute(key, *obs, actions, &conflict);
+    std::optional<api::Job> written;
+    Status s = Execute(key, *obs, actions, &conflict, &written);
     if (conflict) continue;
+    if (!actions.defaulted.empty()) {
+      // Nothing else was planned from the undefaulted spec; a pending Command request stays for the real pass.
+      if (!s.ok()) return kube::ReconcileResult::Error(s);
+      // Without a decodable answer, the watch event of the write brings the job back.
+      if (!written) return kube::ReconcileResult::Success();
+      defaulted = std::move(written);
+      continue;
+    }
     if (obs->request) {
       // Consumed once its transition was written (or nothing needed writing).
       std::lock_guard l(mu_);

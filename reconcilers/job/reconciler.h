@@ -3,6 +3,8 @@
 // Reconcile(key): read the job, its pods (owner-UID index), its PodGroup and plugin objects from the
 // informer caches (plugin objects, PVCs, queue and priority classes by GET when no informer is given, so the
 // controller needs no cluster-wide watch on Secrets), run Plan(), execute the Actions with kube::Client:
+//   0. a job stored without the admission defaults (no mutating webhook ran) is first written back with
+//      them (api::MutateJob; a `Defaulted` Event), and planned again on the object as written;
 //   1. job spec/metadata update, then the status PUT (resourceVersion precondition; 409 -> re-read the job
 //      from the API server and plan again, up to 5 times);
 //   2. victims: JSON-patch `volcano.sh/controller-out-of-sync: "true"` (a failed patch keeps the pod), then
@@ -35,6 +37,7 @@
 #include "tephra/kube/events.h"
 #include "tephra/kube/informer.h"
 #include "tephra/kube/keygen.h"
+#include "tephra/kube/metrics.h"
 
 namespace tephra::reconcilers::job {
 
@@ -53,6 +56,9 @@ struct JobReconcilerOptions {
   kube::EventRecorder* recorder = nullptr;       // optional
   kube::KeyGeneratorPtr key_generator;           // required when jobs use the ssh plugin
   const core::Clock* clock = nullptr;            // nullptr = RealClock
+  kube::metrics::Registry* registry = nullptr;   // nullptr = Registry::Default()
+  // Admission defaults for jobs stored without them; scheduler_names = --scheduler-name (first = default).
+  api::JobDefaultsConfig defaults;
   int pod_create_parallelism = 8;
   int conflict_retries = 5;
 };
@@ -88,7 +94,9 @@ class JobReconciler final : public kube::Reconciler {
 
   core::StatusOr<Observed> Observe(const api::Job& job, const std::string& key);
   // Executes everything; returns the first error (others are logged/evented).
-  core::Status Execute(const std::string& key, const Observed& obs, const Actions& a, bool* status_conflict);
+  // `written` receives the job as the API server stored a successful update_job (when it can be decoded).
+  core::Status Execute(const std::string& key, const Observed& obs, const Actions& a, bool* status_conflict,
+                       std::optional<api::Job>* written);
   core::Status CreatePods(const api::Job& job, const std::vector<api::Pod>& pods);
   void RecordEvent(const api::Job& job, const std::string& type, const std::string& reason,
                    const std::string& message);
@@ -101,6 +109,7 @@ class JobReconciler final : public kube::Reconciler {
   mutable std::mutex mu_;
   std::map<std::string, Memory> memory_;
   kube::Controller* controller_ = nullptr;  // set by RegisterHandlers; not owned
+  kube::metrics::CounterFamily* defaults_applied_ = nullptr;  // {job_namespace}
 };
 
 }  // namespace tephra::reconcilers::job

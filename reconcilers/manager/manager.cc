@@ -105,6 +105,9 @@ class Controllers {
     jo.priority_classes = pcs.get();
     jo.recorder = recorder_;
     jo.key_generator = kube::NewOpenSslKeyGenerator();
+    // Jobs stored without the mutating webhook's defaults get them from the controller; the first
+    // --scheduler-name is the default schedulerName, as the webhook's own flag is.
+    jo.defaults.scheduler_names = o_.scheduler_names;
     job_ = std::make_unique<job::JobReconciler>(std::move(jo));
     kube::ControllerOptions co;
     co.name = kJobController;

@@ -42,7 +42,9 @@ struct ManagerOptions {
   std::string log_level = "info";
 
   // Volcano's controller-manager flags.
-  std::vector<std::string> scheduler_names = {"volcano"};  // --scheduler-name (repeatable)
+  // --scheduler-name (repeatable): pods with these names get a PodGroup; the first is the schedulerName a
+  // job stored without one gets (docs/job-controller.md, "Admission defaults applied by the controller").
+  std::vector<std::string> scheduler_names = {"volcano"};
   int max_requeue_num = 15;                                // --max-requeue-num
   int worker_threads = 3;                                  // --worker-threads (job controller)
   int worker_threads_for_podgroup = 5;                     // --worker-threads-for-podgroup

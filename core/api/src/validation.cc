@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "tephra/api/defaults.h"
 #include "tephra/api/labels.h"
 #include "tephra/api/resources.h"
 
@@ -424,10 +425,25 @@ FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup) {
   return errs;
 }
 
+bool IsDefaultingUpdate(const Job& old_job, const Job& new_job) {
+  Job defaulted = old_job;
+  JobDefaultsConfig config;
+  config.scheduler_names = {new_job.spec.scheduler_name};
+  MutateJob(&defaulted, config);
+  const json want = ToJson(defaulted.spec);
+  return want != ToJson(old_job.spec) && want == ToJson(new_job.spec);
+}
+
 FieldErrors ValidateJobUpdate(const Job& old_job, const Job& new_job) {
   FieldErrors errs;
   const JobSpec& o = old_job.spec;
   const JobSpec& n = new_job.spec;
+  // The job controller writes the admission defaults onto a job stored without them (the mutating webhook
+  // was absent or down; docs/job-controller.md, "Admission defaults applied by the controller"). Such an
+  // update only fills what was empty, so it is accepted as a whole: refusing it would stall the job for good
+  // once a webhook is back, and whatever else is wrong was already in the stored object. The scheduler name
+  // is the one the update carries (the controller's first --scheduler-name, which this webhook cannot know).
+  if (IsDefaultingUpdate(old_job, new_job)) return errs;
   if (n.min_available < 0) errs.push_back({"spec.minAvailable", "job 'minAvailable' must be >= 0"});
   if (n.max_retry < 0) errs.push_back({"spec.maxRetry", "'maxRetry' cannot be less than zero"});
   if (n.ttl_seconds_after_finished && *n.ttl_seconds_after_finished < 0)

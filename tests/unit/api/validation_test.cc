@@ -370,6 +370,77 @@ TEST(ValidateJobUpdateTest, RejectedChanges) {
   }
 }
 
+// A job as stored when no mutating webhook ran: no queue, schedulerName, minAvailable, task name or maxRetry.
+Job UndefaultedJob() {
+  return *FromJson<Job>(J(R"({
+    "metadata": {"name": "train", "namespace": "ns"},
+    "spec": {"plugins": {"pytorch": ["--master=master"]}, "tasks": [
+      {"replicas": 3, "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}
+    ]}})"));
+}
+
+// The job controller's write of the admission defaults (docs/job-controller.md) must pass a webhook that is
+// back up, whatever --scheduler-name the controller runs with.
+TEST(ValidateJobUpdateTest, DefaultingUpdateIsAllowed) {
+  const Job old_job = UndefaultedJob();
+  for (const char* scheduler : {"volcano", "my-scheduler"}) {
+    Job n = old_job;
+    MutateJob(&n, JobDefaultsConfig{.scheduler_names = {scheduler}});
+    ASSERT_EQ(n.spec.queue, "default");
+    ASSERT_EQ(n.spec.tasks[0].name, "default0");
+    ASSERT_TRUE(n.spec.plugins.count("svc"));
+    EXPECT_TRUE(IsDefaultingUpdate(old_job, n)) << scheduler;
+    FieldErrors errs = ValidateJobUpdate(old_job, n);
+    EXPECT_TRUE(errs.empty()) << scheduler << ": " << JoinFieldErrors(errs);
+  }
+  // Without the exemption the same update breaks two rules (queue and task name changed).
+  Job n = old_job;
+  MutateJob(&n, {});
+  n.spec.tasks[0].template_.spec.containers[0].image = "other";
+  EXPECT_FALSE(IsDefaultingUpdate(old_job, n));
+}
+
+TEST(ValidateJobUpdateTest, DefaultingUpdateThatChangesMoreIsRefused) {
+  const Job old_job = UndefaultedJob();
+  const std::string kSpecMessage =
+      "job updates may not change fields other than `minAvailable`, `tasks[*].replicas under spec`";
+  {  // defaults plus a changed image
+    Job n = old_job;
+    MutateJob(&n, {});
+    n.spec.tasks[0].template_.spec.containers[0].image = "other";
+    FieldErrors errs = ValidateJobUpdate(old_job, n);
+    ASSERT_EQ(errs.size(), 2u) << JoinFieldErrors(errs);
+    EXPECT_EQ(errs[0], (FieldError{"spec.queue", "queue is immutable"}));
+    EXPECT_EQ(errs[1], (FieldError{"spec", kSpecMessage}));
+  }
+  {  // defaults, but into another queue than the default one
+    Job n = old_job;
+    n.spec.queue = "research";
+    MutateJob(&n, {});
+    EXPECT_FALSE(IsDefaultingUpdate(old_job, n));
+    FieldErrors errs = ValidateJobUpdate(old_job, n);
+    ASSERT_EQ(errs.size(), 2u) << JoinFieldErrors(errs);
+    EXPECT_EQ(errs[0], (FieldError{"spec.queue", "queue is immutable"}));
+    EXPECT_EQ(errs[1], (FieldError{"spec", kSpecMessage}));
+  }
+  {  // defaults with one value overwritten instead of filled: maxRetry was empty, 5 is not its default
+    Job n = old_job;
+    MutateJob(&n, {});
+    n.spec.max_retry = 5;
+    FieldErrors errs = ValidateJobUpdate(old_job, n);
+    ASSERT_FALSE(errs.empty());
+    EXPECT_EQ(errs.back(), (FieldError{"spec", kSpecMessage}));
+  }
+  {  // an unchanged, already defaulted job is no defaulting update: the ordinary rules apply
+    Job defaulted = old_job;
+    MutateJob(&defaulted, {});
+    EXPECT_FALSE(IsDefaultingUpdate(defaulted, defaulted));
+    Job n = defaulted;
+    n.spec.tasks[0].template_.spec.containers[0].image = "other";
+    ExpectOnly(ValidateJobUpdate(defaulted, n), "spec", kSpecMessage);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 
 Queue MakeQueue(const std::string& name, const std::string& parent, const char* spec_json = "{}") {

@@ -77,8 +77,11 @@ TEST(MaterializeTest, SchedulerAndPriorityClassInheritance) {
   EXPECT_EQ(b.spec.priority_class_name, "low");
 }
 
+// Only a job started without the admission defaults (by a controller that did not apply them) still has an
+// unnamed task when pods are built; its pods keep the names they started with.
 TEST(MaterializeTest, EmptyTaskNameIsDefault) {
   api::Job job = MakeJob("j", {Task("", 1)});
+  job.spec.tasks[0].name.clear();
   api::Pod p = Build(job, 0, 0);
   EXPECT_EQ(p.metadata.name, "j-default-0");
   EXPECT_EQ(p.metadata.labels.at("volcano.sh/task-spec"), "default");

@@ -646,6 +646,7 @@ TEST(PlanTest, DependsOnWaitsForDependency) {
 TEST(PlanTest, ScaleDownDeletesHighIndexes) {
   World w = Started(MakeJob("j", {Task("worker", 3)}, 1));
   w.obs.job.spec.tasks[0].replicas = 1;
+  w.obs.job.spec.tasks[0].min_available = 1;  // the webhook requires minAvailable <= replicas
   Actions a = w.Plan();
   std::sort(a.delete_pods.begin(), a.delete_pods.end());
   EXPECT_EQ(a.delete_pods, (std::vector<std::string>{"j-worker-1", "j-worker-2"}));

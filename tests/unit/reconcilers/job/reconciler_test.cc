@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "reconciler.h"
+#include "tephra/kube/events.h"
 #include "test_util.h"
 #include "testing/fake_client.h"
 
@@ -30,6 +31,47 @@ class ReconcilerTest : public ::testing::Test {
     o.key_generator = std::make_shared<FakeKeyGenerator>();
     o.clock = &clock_;
     rec_ = std::make_unique<JobReconciler>(o);
+  }
+
+  // Replaces rec_ with one that records Events (processed by the test) and counts into registry_.
+  void UseRecorderAndRegistry() {
+    kube::EventRecorderOptions eo;
+    eo.component = "tephra-controller";
+    eo.clock = &clock_;
+    eo.start_thread = false;
+    recorder_ = std::make_unique<kube::EventRecorder>(client_, eo);
+    JobReconcilerOptions o;
+    o.client = client_;
+    o.jobs = &jobs_;
+    o.pods = &pods_;
+    o.pod_groups = &pgs_;
+    o.key_generator = std::make_shared<FakeKeyGenerator>();
+    o.clock = &clock_;
+    o.recorder = recorder_.get();
+    o.registry = &registry_;
+    rec_ = std::make_unique<JobReconciler>(o);
+  }
+  std::vector<api::Event> ApiEvents(const std::string& reason) {
+    if (recorder_) recorder_->ProcessPending();
+    std::vector<api::Event> out;
+    auto list = client_->List(api::Event::Resource(), "ns", {});
+    if (!list.ok()) return out;
+    for (const auto& j : list.value().items) {
+      api::Event e = api::FromJson<api::Event>(j).value();
+      if (e.reason == reason) out.push_back(std::move(e));
+    }
+    return out;
+  }
+  // Writes of the job object itself (not its status), attempted or done.
+  int JobUpdates() {
+    int n = 0;
+    for (const auto& a : client_->Actions())
+      if (a.verb == "update" && a.resource.rfind("jobs", 0) == 0 && a.subresource.empty()) ++n;
+    return n;
+  }
+  double DefaultsCounter() {
+    auto* f = registry_.FindCounter("tephra_job_defaults_applied_total");
+    return f ? f->With({"ns"})->Value() : -1;
   }
 
   // Copies the fake server's state into the caches (what a caught-up informer would hold).
@@ -88,8 +130,171 @@ class ReconcilerTest : public ::testing::Test {
   kube::Informer<api::Job> jobs_;
   kube::Informer<api::Pod> pods_;
   kube::Informer<api::PodGroup> pgs_;
+  kube::metrics::Registry registry_;
+  std::unique_ptr<kube::EventRecorder> recorder_;
   std::unique_ptr<JobReconciler> rec_;
 };
+
+// --- admission defaults (docs/job-controller.md, "Admission defaults applied by the controller") ---
+
+// `kubectl apply` with no mutating webhook: one task of 3 replicas, no minAvailable, schedulerName, task
+// name, queue or maxRetry.
+api::Job UndefaultedJob(const std::string& name = "j") {
+  api::Job j;
+  j.metadata.name = name;
+  j.metadata.namespace_ = "ns";
+  j.spec.tasks = {Task("", 3)};
+  return j;
+}
+
+TEST_F(ReconcilerTest, UndefaultedJobIsWrittenBackWithDefaultsThenRuns) {
+  UseRecorderAndRegistry();
+  CreateJob(UndefaultedJob());
+  auto r = rec_->Reconcile("ns/j");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  api::Job stored = ApiJob();
+  EXPECT_EQ(stored.spec.queue, "default");
+  EXPECT_EQ(stored.spec.scheduler_name, "volcano");
+  EXPECT_EQ(stored.spec.min_available, 3);
+  EXPECT_EQ(stored.spec.max_retry, 3);
+  ASSERT_EQ(stored.spec.tasks.size(), 1u);
+  EXPECT_EQ(stored.spec.tasks[0].name, "default0");
+  EXPECT_EQ(stored.spec.tasks[0].min_available, 3);
+  EXPECT_EQ(stored.spec.tasks[0].max_retry, 3);
+  EXPECT_EQ(JobUpdates(), 1);
+  EXPECT_EQ(DefaultsCounter(), 1);
+  auto events = ApiEvents("Defaulted");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, "Normal");
+  EXPECT_EQ(events[0].involved_object.name, "j");
+  EXPECT_EQ(events[0].message,
+            "applied defaults the admission webhook would have set: spec.maxRetry=3, spec.minAvailable=3, "
+            "spec.queue=default, spec.schedulerName=volcano, spec.tasks[0].maxRetry=3, "
+            "spec.tasks[0].minAvailable=3, spec.tasks[0].name=default0");
+  // The same reconcile went on with the written object: status and a PodGroup of minMember 3.
+  EXPECT_EQ(stored.status.state.phase, "Pending");
+  auto pgs = client_->List(api::PodGroup::Resource(), "ns", {});
+  ASSERT_TRUE(pgs.ok());
+  ASSERT_EQ(pgs.value().items.size(), 1u);
+  api::PodGroup pg = api::FromJson<api::PodGroup>(pgs.value().items[0]).value();
+  EXPECT_EQ(pg.spec.min_member, 3);
+  EXPECT_EQ(pg.spec.queue, "default");
+
+  SetPodGroupPhase("Inqueue");
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  auto pods = ApiPods();
+  ASSERT_EQ(pods.size(), 3u);
+  std::sort(pods.begin(), pods.end(),
+            [](const api::Pod& a, const api::Pod& b) { return a.metadata.name < b.metadata.name; });
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(pods[i].metadata.name, "j-default0-" + std::to_string(i));
+    EXPECT_EQ(pods[i].spec.scheduler_name, "volcano");
+  }
+  // Pending pods of a gang of 3: the job stays Pending (it used to show Running at once).
+  for (const auto& p : pods) SetPodPhase(p.metadata.name, "Pending");
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  EXPECT_EQ(ApiJob().status.state.phase, "Pending");
+  for (const auto& p : pods) SetPodPhase(p.metadata.name, "Running");
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  EXPECT_EQ(ApiJob().status.state.phase, "Running");
+  // Written once, evented once.
+  EXPECT_EQ(JobUpdates(), 1);
+  EXPECT_EQ(DefaultsCounter(), 1);
+  EXPECT_EQ(ApiEvents("Defaulted").size(), 1u);
+}
+
+TEST_F(ReconcilerTest, JobWithItsDefaultsIsNeverWritten) {
+  UseRecorderAndRegistry();
+  CreateJob(MakeJob("j", {Task("worker", 2)}));
+  RunToPods("Running");
+  ASSERT_EQ(ApiJob().status.state.phase, "Running");
+  for (const auto& p : ApiPods()) SetPodPhase(p.metadata.name, "Succeeded");
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  ASSERT_EQ(ApiJob().status.state.phase, "Completed");
+  EXPECT_EQ(JobUpdates(), 0);
+  EXPECT_EQ(DefaultsCounter(), 0);
+  EXPECT_TRUE(ApiEvents("Defaulted").empty());
+}
+
+// Someone else writes the job between the cache read and the defaulting write: the 409 makes the reconciler
+// re-read the job and default that version, so the other write is kept and the defaults land too.
+TEST_F(ReconcilerTest, DefaultingConflictRereadsAndLosesNoUpdate) {
+  UseRecorderAndRegistry();
+  CreateJob(UndefaultedJob());  // the cache holds this version
+  api::json j = client_->Get(api::Job::Resource(), "ns", "j").value();
+  j["metadata"]["labels"]["team"] = "a";
+  j["spec"]["tasks"][0]["replicas"] = 4;
+  ASSERT_TRUE(client_->Update(api::Job::Resource(), "ns", j).ok());
+  client_->ClearActions();
+  auto r = rec_->Reconcile("ns/j");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(JobUpdates(), 2);  // the stale write (409), then the write on the re-read job
+  api::Job stored = ApiJob();
+  EXPECT_EQ(stored.metadata.labels.at("team"), "a");
+  EXPECT_EQ(stored.spec.tasks[0].replicas, 4);
+  EXPECT_EQ(stored.spec.tasks[0].name, "default0");
+  EXPECT_EQ(stored.spec.tasks[0].min_available, 4);
+  EXPECT_EQ(stored.spec.min_available, 4);
+  EXPECT_EQ(stored.spec.queue, "default");
+  EXPECT_EQ(stored.status.state.phase, "Pending");
+  EXPECT_EQ(DefaultsCounter(), 1);
+  EXPECT_EQ(ApiEvents("Defaulted").size(), 1u);  // only the write that landed is evented
+  // Nothing was created from the stale, undefaulted spec: one PodGroup, of the re-read job's gang.
+  auto pgs = client_->List(api::PodGroup::Resource(), "ns", {});
+  ASSERT_TRUE(pgs.ok());
+  ASSERT_EQ(pgs.value().items.size(), 1u);
+  EXPECT_EQ(pgs.value().items[0]["spec"]["minMember"], 4);
+}
+
+TEST_F(ReconcilerTest, PytorchJobWithoutSvcGetsSvcAndItsService) {
+  api::Job job = UndefaultedJob("pt");
+  job.spec.tasks = {Task("master", 1), Task("worker", 2)};
+  job.spec.plugins = {{"pytorch", {"--master=master", "--worker=worker", "--port=23456"}}};
+  CreateJob(job);
+  ASSERT_TRUE(rec_->Reconcile("ns/pt").status.ok());
+  api::Job stored = kube::GetAs<api::Job>(*client_, "ns", "pt").value();
+  EXPECT_TRUE(stored.spec.plugins.count("svc"));
+  EXPECT_TRUE(stored.spec.plugins.count("pytorch"));
+  auto svc = client_->Get(api::Service::Resource(), "ns", "pt");
+  ASSERT_TRUE(svc.ok()) << "no headless Service: " << svc.status();
+  EXPECT_EQ((*svc)["spec"]["clusterIP"], "None");
+}
+
+// A Command that arrives before the defaults are written is applied to the written job, not dropped.
+TEST_F(ReconcilerTest, CommandBeforeDefaultingIsNotLost) {
+  CreateJob(UndefaultedJob());
+  Request req;
+  req.action = std::string(api::kActionAbortJob);
+  rec_->Submit("ns/j", req);
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  api::Job stored = ApiJob();
+  EXPECT_EQ(stored.spec.tasks[0].name, "default0");
+  const std::string& phase = stored.status.state.phase;
+  EXPECT_TRUE(phase == "Aborting" || phase == "Aborted") << phase;
+}
+
+TEST_F(ReconcilerTest, RefusedDefaultingWriteIsARetriableError) {
+  UseRecorderAndRegistry();
+  CreateJob(UndefaultedJob());
+  client_->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "update" && a.resource.rfind("jobs", 0) == 0 && a.subresource.empty())
+      return core::InvalidArgumentError("admission webhook denied the request").WithHttp(422, "Invalid");
+    return std::nullopt;
+  });
+  auto r = rec_->Reconcile("ns/j");
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_FALSE(r.terminal);
+  // Nothing was derived from the undefaulted spec.
+  EXPECT_TRUE(ApiJob().status.state.phase.empty());
+  EXPECT_TRUE(client_->List(api::PodGroup::Resource(), "ns", {}).value().items.empty());
+  EXPECT_EQ(DefaultsCounter(), 0);
+  EXPECT_EQ(ApiEvents("DefaultingFailed").size(), 1u);
+  EXPECT_TRUE(ApiEvents("Defaulted").empty());
+}
 
 TEST_F(ReconcilerTest, MissingJobIsSuccess) { EXPECT_TRUE(rec_->Reconcile("ns/nope").status.ok()); }
 

@@ -23,6 +23,7 @@ class FakeKeyGenerator final : public kube::KeyGenerator {
 };
 
 api::TaskSpec Task(const std::string& name, int replicas, std::optional<int> min_available = std::nullopt);
+// A job with every admission default set (api::MutateJob), as the mutating webhook stores it.
 api::Job MakeJob(const std::string& name, std::vector<api::TaskSpec> tasks, int min_available = -1);
 api::LifecyclePolicy Policy(const std::string& event, const std::string& action, const std::string& timeout = "");
 api::LifecyclePolicy ExitCodePolicy(int code, const std::string& action);

@@ -40,7 +40,12 @@ inline const std::vector<std::string>& KnownJobPlugins() {
 FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup);
 // Job UPDATE: only minAvailable, tasks[*].replicas/minAvailable, priorityClassName (and generated
 // volumeClaimName) may change; plus VAP rules (queue immutable, non-negative counters, DNS-1123 task names).
+// A defaulting update (IsDefaultingUpdate) is always accepted.
 FieldErrors ValidateJobUpdate(const Job& old_job, const Job& new_job);
+// Whether `new_job.spec` is exactly `old_job.spec` with MutateJob applied (default queue, and the scheduler
+// name `new_job` carries) and differs from it: the job controller's write of the defaults the mutating
+// webhook would have set, which fills only what was empty.
+bool IsDefaultingUpdate(const Job& old_job, const Job& new_job);
 
 struct QueueValidationConfig {
   int max_queue_depth = 5;                    // --max-queue-depth
