@@ -77,8 +77,9 @@ def vcjobs_for(prefix):
     return [("/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs", {
         "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
         "metadata": {"name": "%s-%d" % (prefix, g), "namespace": "default"},
-        "spec": {"schedulerName": "volcano", "minAvailable": 1, "queue": "default", "tasks": [{
-            "name": "t", "replicas": 1,
+        # As stored after the mutating webhook (every default set), so the controller has no defaults to write.
+        "spec": {"schedulerName": "volcano", "minAvailable": 1, "queue": "default", "maxRetry": 3, "tasks": [{
+            "name": "t", "replicas": 1, "minAvailable": 1, "maxRetry": 3,
             "template": {"metadata": {"labels": {"bench": prefix, "gang": str(g)}},
                          "spec": {"containers": container(), "restartPolicy": "Never"}}}]}}) for g in range(GANGS)]
 
