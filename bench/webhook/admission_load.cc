@@ -6,7 +6,7 @@
 //
 // Open loop: request i of a connection is due at t0 + i * connections / rate; its latency is measured from when
 // it was due, not from when it was sent, so a slow server shows up as latency (no coordinated omission).
-// Bodies: job100 (a defaulted vcjob of 100 tasks, CREATE), job1, pod (a volcano pod, CREATE).
+// Bodies: bench/webhook/bodies.h (job100: a defaulted vcjob of 100 tasks; job100bare; job1; pod; podother).
 // Output: one JSON line {"path","body","rate","achieved_rate","requests","errors","p50_ms","p99_ms","p999_ms",
 // "max_ms"}. Exit 1 when a request failed.
 #include <algorithm>
@@ -21,55 +21,12 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "bodies.h"
+
 namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-json Container() {
-  return {{"name", "c"}, {"image", "busybox"}, {"resources", {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}}};
-}
-
-json JobObject(int tasks) {
-  json ts = json::array();
-  for (int i = 0; i < tasks; ++i)
-    ts.push_back({{"name", "task-" + std::to_string(i)},
-                  {"replicas", 2},
-                  {"minAvailable", 2},
-                  {"maxRetry", 3},
-                  {"policies", json::array({{{"event", "PodEvicted"}, {"action", "RestartJob"}}})},
-                  {"template", {{"metadata", {{"labels", {{"app", "bench"}}}}},
-                                {"spec", {{"restartPolicy", "Never"}, {"containers", json::array({Container()})}}}}}});
-  return {{"apiVersion", "batch.volcano.sh/v1alpha1"},
-          {"kind", "Job"},
-          {"metadata", {{"name", "bench"}, {"namespace", "default"}}},
-          {"spec", {{"queue", "default"}, {"schedulerName", "volcano"}, {"minAvailable", 2 * tasks}, {"maxRetry", 3},
-                    {"plugins", {{"svc", json::array()}, {"env", json::array()}}}, {"tasks", ts}}}};
-}
-
-json PodObject() {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", "bench-0"}, {"namespace", "default"}, {"annotations", {{"volcano.sh/jdb-min-available", "1"}}}}},
-          {"spec", {{"schedulerName", "volcano"}, {"containers", json::array({Container()})}}}};
-}
-
-std::string Review(const std::string& body) {
-  json obj;
-  std::string kind = "Job";
-  if (body == "job100") obj = JobObject(100);
-  else if (body == "job1") obj = JobObject(1);
-  else if (body == "pod") obj = PodObject(), kind = "Pod";
-  else {
-    std::fprintf(stderr, "unknown --body %s (job100, job1, pod)\n", body.c_str());
-    std::exit(2);
-  }
-  return json{{"apiVersion", "admission.k8s.io/v1"},
-              {"kind", "AdmissionReview"},
-              {"request", {{"uid", "bench"}, {"kind", {{"group", ""}, {"version", "v1"}, {"kind", kind}}},
-                           {"operation", "CREATE"}, {"namespace", "default"}, {"object", obj}}}}
-      .dump();
-}
 
 double Pct(std::vector<double>& v, double p) {
   if (v.empty()) return 0;
@@ -101,7 +58,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--rate, --seconds and --connections must be positive\n");
     return 2;
   }
-  const std::string payload = Review(body);
+  const std::string payload = tephra::bench::ReviewBody(body);
+  if (payload.empty()) {
+    std::fprintf(stderr, "unknown --body %s (job100, job100bare, job1, pod, podother)\n", body.c_str());
+    return 2;
+  }
   std::atomic<int64_t> errors{0};
   std::vector<std::vector<double>> lat(static_cast<size_t>(connections));
   const auto interval = std::chrono::duration<double>(static_cast<double>(connections) / rate);

@@ -76,6 +76,29 @@ bool OperationIs(const AdmissionRequest& req, std::initializer_list<std::string_
   return false;
 }
 
+namespace {
+
+// Whether the API server can apply `ops` to `raw`, checked without applying them (a copy of a 100-task job is
+// a third of a mutation's cost): every "add" sets a member of an object that exists, every "replace" and
+// "remove" names something that exists. The element-wise diff emits no other kind of operation.
+bool AppliesTo(const api::json& raw, const api::json& ops) {
+  using Pointer = api::json::json_pointer;
+  for (const auto& op : ops) {
+    const std::string& path = op["path"].get_ref<const std::string&>();
+    const std::string& kind = op["op"].get_ref<const std::string&>();
+    if (kind == "add") {
+      if (path.empty()) continue;
+      const Pointer parent(path.substr(0, path.rfind('/')));
+      if (!raw.contains(parent) || !raw[parent].is_object()) return false;
+    } else if (!raw.contains(Pointer(path))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 AdmissionResponse MutationPatch(const api::json& raw, const api::json& typed_before, const api::json& typed_after) {
   // Element by element: defaulting one field of a task patches that field and leaves the rest of the task as
   // the user wrote it (Volcano replaces the whole task list, rewriting quantities such as "1000m" to "1").
@@ -84,7 +107,7 @@ AdmissionResponse MutationPatch(const api::json& raw, const api::json& typed_bef
   // The API server applies the patch to the raw object: prove it applies. One that does not (a parent or an
   // array length the raw object does not have) is replaced by a diff against the raw object itself, which
   // always applies.
-  if (!api::ApplyJsonPatch(raw, ops).ok()) ops = api::JsonPatchDiffElementwise(raw, typed_after);
+  if (!AppliesTo(raw, ops)) ops = api::JsonPatchDiffElementwise(raw, typed_after);
   AdmissionResponse r = Allow();
   r.patch = std::move(ops);
   return r;

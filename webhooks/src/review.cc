@@ -20,11 +20,13 @@ core::Status GetString(const json& obj, const char* key, const char* path, std::
   return core::Status::OK();
 }
 
-core::Status GetObject(const json& obj, const char* key, const char* path, json* out) {
+// Moves the member out of `obj` (the parsed body is not used again): the object of a 100-task job is a tree
+// of ~30 KB that a copy would allocate twice.
+core::Status TakeObject(json& obj, const char* key, const char* path, json* out) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return core::Status::OK();
   if (!it->is_object()) return Bad(std::string(path) + " must be an object, got " + it->type_name());
-  *out = *it;
+  *out = std::move(*it);
   return core::Status::OK();
 }
 
@@ -42,7 +44,7 @@ AdmissionResponse Deny(std::string message) {
 core::StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   auto parsed = api::ParseJson(body, kMaxReviewDepth);
   if (!parsed.ok()) return Bad("request body is not an AdmissionReview: " + parsed.status().message());
-  const json& doc = *parsed;
+  json& doc = *parsed;
   if (!doc.is_object()) return Bad(std::string("request body must be a JSON object, got ") + doc.type_name());
   AdmissionRequest out;
   std::string kind;
@@ -55,24 +57,24 @@ core::StatusOr<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   auto rq = doc.find("request");
   if (rq == doc.end() || rq->is_null()) return Bad("request is missing");
   if (!rq->is_object()) return Bad(std::string("request must be an object, got ") + rq->type_name());
-  const json& r = *rq;
+  json& r = *rq;
   TEPHRA_RETURN_IF_ERROR(GetString(r, "uid", "request.uid", &out.uid));
   if (out.uid.empty()) return Bad("request.uid is missing");
   json kind_obj;
-  TEPHRA_RETURN_IF_ERROR(GetObject(r, "kind", "request.kind", &kind_obj));
+  TEPHRA_RETURN_IF_ERROR(TakeObject(r, "kind", "request.kind", &kind_obj));
   TEPHRA_RETURN_IF_ERROR(GetString(kind_obj, "group", "request.kind.group", &out.kind.group));
   TEPHRA_RETURN_IF_ERROR(GetString(kind_obj, "version", "request.kind.version", &out.kind.version));
   TEPHRA_RETURN_IF_ERROR(GetString(kind_obj, "kind", "request.kind.kind", &out.kind.kind));
   json resource_obj;
-  TEPHRA_RETURN_IF_ERROR(GetObject(r, "resource", "request.resource", &resource_obj));
+  TEPHRA_RETURN_IF_ERROR(TakeObject(r, "resource", "request.resource", &resource_obj));
   TEPHRA_RETURN_IF_ERROR(GetString(resource_obj, "resource", "request.resource.resource", &out.resource));
   TEPHRA_RETURN_IF_ERROR(GetString(r, "subResource", "request.subResource", &out.sub_resource));
   TEPHRA_RETURN_IF_ERROR(GetString(r, "name", "request.name", &out.name));
   TEPHRA_RETURN_IF_ERROR(GetString(r, "namespace", "request.namespace", &out.namespace_));
   TEPHRA_RETURN_IF_ERROR(GetString(r, "operation", "request.operation", &out.operation));
   if (out.operation.empty()) return Bad("request.operation is missing");
-  TEPHRA_RETURN_IF_ERROR(GetObject(r, "object", "request.object", &out.object));
-  TEPHRA_RETURN_IF_ERROR(GetObject(r, "oldObject", "request.oldObject", &out.old_object));
+  TEPHRA_RETURN_IF_ERROR(TakeObject(r, "object", "request.object", &out.object));
+  TEPHRA_RETURN_IF_ERROR(TakeObject(r, "oldObject", "request.oldObject", &out.old_object));
   if (auto it = r.find("dryRun"); it != r.end() && !it->is_null()) {
     if (!it->is_boolean()) return Bad(std::string("request.dryRun must be a boolean, got ") + it->type_name());
     out.dry_run = it->get<bool>();

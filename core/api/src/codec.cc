@@ -103,20 +103,27 @@ Status Decode(const json& j, core::Quantity* out) {
 void Encode(const core::Quantity& v, json* j) { *j = v.ToString(); }
 
 StatusOr<json> ParseJson(std::string_view text, int max_depth) {
-  // Depth is checked by the parser callback as the DOM is built, so a hostile document of 100,000
-  // nested arrays is refused before it exists (nlohmann's copy and dump() recurse per level).
+  // Depth is measured by one linear scan before any DOM exists, so a hostile document of 100,000 nested arrays
+  // is refused before it costs anything (nlohmann's copy and destruction recurse per level). The scan only
+  // tracks brackets outside strings; whatever else is wrong is the parser's to find. A separate scan plus the
+  // plain parser is about twice as fast as the parser's per-token callback on API objects (bench/webhook).
   int depth = 0;
-  bool too_deep = false;
-  auto cb = [&](int d, json::parse_event_t event, json&) -> bool {
-    if (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) {
-      depth = d;
-      if (d >= max_depth) too_deep = true;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // skip the escaped character
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth)
+        return core::InvalidArgumentError("JSON nested deeper than " + std::to_string(max_depth) + " levels");
+    } else if (c == '}' || c == ']') {
+      --depth;
     }
-    (void)depth;
-    return !too_deep;  // discard (do not build) anything below the limit
-  };
-  json out = json::parse(text.begin(), text.end(), cb, /*allow_exceptions=*/false);
-  if (too_deep) return core::InvalidArgumentError("JSON nested deeper than " + std::to_string(max_depth) + " levels");
+  }
+  json out = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (out.is_discarded()) return core::InvalidArgumentError("invalid JSON document");
   return out;
 }
