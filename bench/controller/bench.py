@@ -169,7 +169,7 @@ def job(ns, name, replicas, labels):
 
 def pct(xs, p):
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(len(xs) * p))]
+    return xs[min(len(xs) - 1, int(len(xs) * p))] if xs else 0.0
 
 
 def main():
@@ -296,7 +296,7 @@ def main():
                              "workqueue_depth_peak_step1": peak_before, "depth_samples": len(vals)})
         res["status_latency"] = {"samples": len(lat),
                                  "p50_ms": round(pct(lat, 0.5) * 1000, 1), "p99_ms": round(pct(lat, 0.99) * 1000, 1),
-                                 "max_ms": round(max(lat) * 1000, 1)}
+                                 "max_ms": round(max(lat, default=0) * 1000, 1)}
         res["enqueuer_patches"] = enq.patched
         print("small:", res["small"], flush=True)
         print("status latency:", res["status_latency"], flush=True)

@@ -36,7 +36,7 @@ if [ "${WEBHOOK:-0}" = 1 ]; then
   start_role webhook "$TEPHRA_E2E_LOG_DIR/webhook.log" --kubeconfig "$KUBECONFIG" --listen-address 127.0.0.1 \
     --port "$WH_PORT" --webhook-url "https://127.0.0.1:$WH_PORT" --metrics-addr 0 --health-addr 0 ||
     fail "webhook did not start"
-  registered() { [ "$("$KUBECTL" get mutatingwebhookconfigurations -o name | grep -c volcano-admission-service)" -ge 4 ]; }
+  registered() { [ "$("$KUBECTL" get mutatingwebhookconfigurations -o name | grep -c volcano-admission-service)" -ge 3 ]; }
   wait_until "webhook configurations" 60 registered || fail "webhook not registered"
 fi
 python3 "$HERE/bench.py"

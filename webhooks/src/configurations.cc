@@ -84,6 +84,13 @@ std::vector<json> BuildConfigurations(const ConfigurationOptions& o, const std::
           {{{"name", "tephra-scheduler-pods"},
             {"expression", "has(object.spec.schedulerName) && object.spec.schedulerName in " +
                                CelList(o.scheduler_names)}}});
+      // The only pod rule is about the disruption-budget annotations: a pod without them is not sent at all.
+      if (!ep.mutating)
+        hook["matchConditions"].push_back(
+            {{"name", "tephra-jdb-annotations"},
+             {"expression", "has(object.metadata.annotations) && ('volcano.sh/jdb-min-available' in "
+                            "object.metadata.annotations || 'volcano.sh/jdb-max-unavailable' in "
+                            "object.metadata.annotations)"}});
     }
     if (ep.mutating) hook["reinvocationPolicy"] = "Never";
     json cfg = {{"apiVersion", "admissionregistration.k8s.io/v1"},

@@ -409,6 +409,7 @@ TEST(ConfigurationsTest, FailurePoliciesUrlsAndSelectors) {
   cfgs = BuildConfigurations(o, {"/pods/validate"});
   EXPECT_EQ(cfgs[0]["webhooks"][0]["matchConditions"][0]["expression"],
             "has(object.spec.schedulerName) && object.spec.schedulerName in ['volcano']");
+  EXPECT_EQ(cfgs[0]["webhooks"][0]["matchConditions"][1]["name"], "tephra-jdb-annotations");
   EXPECT_EQ(cfgs[0]["webhooks"][0]["clientConfig"]["service"]["path"], "/pods/validate");
 }
 
