@@ -311,16 +311,7 @@ int RunControllerManager(const ManagerOptions& o) {
   }
   auto enabled = *ResolveControllers(o.controllers);
 
-  kube::ManagerOptions mo;
-  mo.component = "controller";
-  mo.kubeconfig = o.kubeconfig;
-  mo.master = o.master;
-  mo.kube_api_qps = o.kube_api_qps;
-  mo.kube_api_burst = o.kube_api_burst;
-  mo.log_level = o.log_level;
-  mo.graceful_shutdown = o.graceful_shutdown;
-  mo.metrics_address = o.metrics_address;
-  mo.health_address = o.health_address;
+  kube::ManagerOptions mo = kube::ManagerOptionsFor("controller", o, o.metrics_address, o.health_address);
   mo.leader_elect = o.leader_elect;
   mo.lock_namespace = o.lock_object_namespace;
   mo.lock_name = kLockName;

@@ -875,16 +875,7 @@ SchedulerProcess::EventLatency SchedulerProcess::event_latency() const { return 
 // ------------------------------------------------------------------------------------------------- the role
 
 int RunScheduler(const SchedulerOptions& o) {
-  kube::ManagerOptions mo;
-  mo.component = "scheduler";
-  mo.kubeconfig = o.kubeconfig;
-  mo.master = o.master;
-  mo.kube_api_qps = o.kube_api_qps;
-  mo.kube_api_burst = o.kube_api_burst;
-  mo.log_level = o.log_level;
-  mo.graceful_shutdown = o.graceful_shutdown;
-  mo.metrics_address = o.listen_address;
-  mo.health_address = o.health_address;
+  kube::ManagerOptions mo = kube::ManagerOptionsFor("scheduler", o, o.listen_address, o.health_address);
   mo.leader_elect = o.leader_elect;
   mo.lock_namespace = o.lock_object_namespace;
   mo.lock_name = "vc-scheduler";  // Volcano's: a Tephra and a Volcano scheduler never lead together

@@ -266,16 +266,7 @@ int RunWebhook(const WebhookOptions& o) {
     std::fprintf(stderr, "tephra webhook: --port %d is not a TCP port\n", o.port);
     return 2;
   }
-  kube::ManagerOptions mo;
-  mo.component = "webhook";
-  mo.kubeconfig = o.kubeconfig;
-  mo.master = o.master;
-  mo.kube_api_qps = o.kube_api_qps;
-  mo.kube_api_burst = o.kube_api_burst;
-  mo.log_level = o.log_level;
-  mo.graceful_shutdown = o.graceful_shutdown;
-  mo.metrics_address = o.metrics_address;
-  mo.health_address = o.health_address;
+  kube::ManagerOptions mo = kube::ManagerOptionsFor("webhook", o, o.metrics_address, o.health_address);
   auto created = kube::Manager::Create(std::move(mo));
   if (!created.ok()) {
     std::fprintf(stderr, "tephra webhook: %s\n", created.status().ToString().c_str());

@@ -108,6 +108,25 @@ struct ManagerOptions {
   metrics::Registry* registry = nullptr;
 };
 
+// ManagerOptions for `component` from a role's options, whose connection and process fields have the same
+// names (kubeconfig, master, kube_api_qps, kube_api_burst, log_level, graceful_shutdown, metrics_address,
+// health_address). The role then sets what is its own (leader election, lock names).
+template <typename RoleOptions>
+ManagerOptions ManagerOptionsFor(std::string component, const RoleOptions& o, std::string metrics_address,
+                                 std::string health_address) {
+  ManagerOptions mo;
+  mo.component = std::move(component);
+  mo.kubeconfig = o.kubeconfig;
+  mo.master = o.master;
+  mo.kube_api_qps = o.kube_api_qps;
+  mo.kube_api_burst = o.kube_api_burst;
+  mo.log_level = o.log_level;
+  mo.graceful_shutdown = o.graceful_shutdown;
+  mo.metrics_address = std::move(metrics_address);
+  mo.health_address = std::move(health_address);
+  return mo;
+}
+
 class Manager {
  public:
   static core::StatusOr<std::unique_ptr<Manager>> Create(ManagerOptions options);
