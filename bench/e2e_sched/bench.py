@@ -14,7 +14,7 @@ SHAPE (Tephra's input):
   vcjob    vcjobs of one task with one replica (as stored after the mutating webhook); `tephra controller`
            and the scheduler start together (pods exist only after the scheduler admits the PodGroup)
 Schedulers get --kube-api-qps QPS / --kube-api-burst BURST unless DEFAULT_FLAGS=1 (each binary's defaults;
-the controller always gets CONTROLLER_QPS/CONTROLLER_BURST, default 50/100 = its defaults). Bound pods are
+the controller always gets CONTROLLER_QPS/CONTROLLER_BURST, default 50/100 = its defaults, plus CONTROLLER_ARGS). Bound pods are
 counted by polling a pod list every POLL s. Reported: pods bound per second (first bind -> last bind), per
 gang the time from its first bound pod to its last, and for tephra the API requests its roles sent per bound
 pod (rest_client_requests_total from their /metrics; leader election excluded; all verbs, and writes only).
@@ -176,7 +176,7 @@ def run_tephra(binary=None, prefix="t"):
     total = GANGS * GANG
     sched_args = ([] if DEFAULT_FLAGS else ["--kube-api-qps", QPS, "--kube-api-burst", BURST]) + \
         os.environ.get("SCHED_ARGS", "").split()
-    ctl_args = ["--kube-api-qps", CONTROLLER_QPS, "--kube-api-burst", CONTROLLER_BURST]
+    ctl_args = ["--kube-api-qps", CONTROLLER_QPS, "--kube-api-burst", CONTROLLER_BURST] + os.environ.get("CONTROLLER_ARGS", "").split()
     procs = []
     try:
         if SHAPE == "gang":
