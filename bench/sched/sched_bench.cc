@@ -1,4 +1,4 @@
-// Scheduling-core benchmark (issue #6, docs/reliability.md, scenario 19).
+// Scheduling-core benchmark (issue #6, docs/failure-scenarios.md, scenario 19).
 // Shape at full size: 5,000 nodes x 8 GPUs (leaf/spine labels, 32 nodes per leaf, 8 leaves per spine),
 // 100,000 running pods (CPU-only, 20 per node, in jobs of 50), 1,000 pending gangs of 8-128 one-GPU pods
 // over 4 weighted queues, 20% of them with hard network topology (tier 2) and task-topology annotations;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e: scheduler restart mid-gang (docs/reliability.md, scenario 8), on a real control plane with nodesim.
+# e2e: scheduler restart mid-gang (docs/failure-scenarios.md, scenario 8), on a real control plane with nodesim.
 # A gang of 8 (PodGroup minMember 8, 8 plain pods) is scheduled by a `tephra scheduler` whose client is
 # throttled to 2 requests/s, so binds trickle; after at least 3 pods are bound it is SIGKILLed. A fresh
 # scheduler (normal client limits) rebuilds its state from the API and must finish the gang: all 8 pods bound

@@ -126,7 +126,7 @@ TEST_F(InformerFaultTest, DropRewatchesFromLastRvWithoutRelist) {
   EXPECT_EQ(rec_.For("ns/c"), std::vector<std::string>{"add@" + Rv(c)});
 }
 
-// docs/reliability.md, scenario 2 (410 Gone when resuming a watch), in both forms.
+// docs/failure-scenarios.md, scenario 2 (410 Gone when resuming a watch), in both forms.
 class GoneTest : public InformerFaultTest, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(GoneTest, RelistsOnceAndDeliversDiff) {

@@ -1,4 +1,4 @@
-// Leader election on a FakeClock against the in-memory FakeClient, including docs/reliability.md, scenario 7
+// Leader election on a FakeClock against the in-memory FakeClient, including docs/failure-scenarios.md, scenario 7
 // (a: standby takes over after a crash within 15..~24 s; b: a partitioned leader gives up before a standby
 // can acquire; c: timing validation).
 #include "tephra/kube/leader_election.h"

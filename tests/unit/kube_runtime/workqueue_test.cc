@@ -1,4 +1,4 @@
-// Work queue and rate limiter behaviour, including docs/reliability.md, scenario 6 (work-queue discipline).
+// Work queue and rate limiter behaviour, including docs/failure-scenarios.md, scenario 6 (work-queue discipline).
 #include "tephra/kube/workqueue.h"
 
 #include <gtest/gtest.h>
@@ -191,7 +191,7 @@ TEST(RateLimiterTest, CombinedTakesMax) {
   EXPECT_EQ(rl->NumRequeues("a"), 0);
 }
 
-// docs/reliability.md, scenario 6: one key fails forever; its delays are 5 ms·2^n capped at 1000 s; other keys keep
+// docs/failure-scenarios.md, scenario 6: one key fails forever; its delays are 5 ms·2^n capped at 1000 s; other keys keep
 // flowing; the global limiter holds 10 qps / burst 100; success resets the key.
 TEST(WorkQueueScenario6, FailingKeyBacksOffWhileOthersFlow) {
   Fixture f;

@@ -300,7 +300,7 @@ TEST(Cycle, BindFailureRollsBackTheGang) {
 }
 
 TEST(Cycle, StuckPartialGangReleasedAfterTimeout) {
-  // docs/reliability.md, scenario 8: one pod of a gang got bound, the rest can no longer fit; after the configured
+  // docs/failure-scenarios.md, scenario 8: one pod of a gang got bound, the rest can no longer fit; after the configured
   // gang timeout the placed pod is evicted and the PodGroup says why.
   Cluster c;
   c.Queue("default");
@@ -368,7 +368,7 @@ TEST(Cycle, EnqueueGatesOnOvercommit) {
 }
 
 TEST(Cycle, CapacityReturnGoesToOlderStuckGang) {
-  // docs/reliability.md, scenario 10: equal priority, the documented tie-break is creation time.
+  // docs/failure-scenarios.md, scenario 10: equal priority, the documented tie-break is creation time.
   Cluster c;
   c.Queue("default");
   c.Node("n0", 8000, 64 * kGi);

@@ -1,4 +1,4 @@
-// List+watch loop behind every informer (see informer.h for the semantics and docs/reliability.md, "List and
+// List+watch loop behind every informer (see informer.h for the semantics and docs/failure-scenarios.md, "List and
 // watch" for why).
 #include <algorithm>
 #include <random>

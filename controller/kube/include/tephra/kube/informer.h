@@ -9,7 +9,7 @@
 //   if (!pods->WaitForSync(deadline)) ...;
 //   for (const auto& p : pods->ByIndex(kube::kIndexOwnerUid, job_uid)) ...
 //
-// Semantics (client-go's reflector + shared informer; docs/reliability.md, "List and watch" and "Resync"):
+// Semantics (client-go's reflector + shared informer; docs/failure-scenarios.md, "List and watch" and "Resync"):
 //  - List first with resourceVersion "0" (watch cache), paged; then watch from the list's RV with
 //    allowWatchBookmarks and timeoutSeconds random in [300, 600].
 //  - A dropped or ended watch re-watches from the last RV seen (bookmarks advance it) with backoff 800 ms -> 30 s;

@@ -1,5 +1,5 @@
 // Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm and defaults (v1.20,
-// leaderelection.go; docs/reliability.md, "Leader election"):
+// leaderelection.go; docs/failure-scenarios.md, "Leader election"):
 //  * A candidate polls every RetryPeriod stretched by jitter (2..4.4 s by default). It may take the lease
 //    when the holder is empty (released) or when a full LeaseDuration has passed, on OUR monotonic clock,
 //    since we last saw the lease record change. Skew between hosts' wall clocks therefore does not matter.

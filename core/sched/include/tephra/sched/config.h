@@ -48,7 +48,7 @@ struct CoreOptions {
   int retry_unchanged_every_cycles = 10;
   // A gang that never reached minMember but holds placed pods (after a bind failure or a scheduler restart
   // mid-gang) is released after this long: its placed pods are evicted and the PodGroup says why
-  // (docs/reliability.md, scenario 8). 0 disables.
+  // (docs/failure-scenarios.md, scenario 8). 0 disables.
   int64_t gang_timeout_seconds = 300;
   // Node label keys that define a leaf/spine/... hierarchy when the cluster has no HyperNode objects:
   // key i gives tier i+1. A node with label <key>=<v> belongs to synthetic HyperNode "<key>=<v>".
