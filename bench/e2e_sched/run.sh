@@ -11,12 +11,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-if [ "${1:-}" != inner ]; then
-  eval "$(bash "$ROOT/tests/e2e/fetch-binaries.sh" 2>/dev/null | grep '^K8S_BIN=')"
-  export K8S_BIN
-  export TEPHRA_E2E_TEST_TIMEOUT=${TEPHRA_E2E_TEST_TIMEOUT:-1500}
-  exec bash "$ROOT/tests/e2e/run-with-cluster.sh" bash "$HERE/run.sh" inner
-fi
+source "$ROOT/bench/tools/in_cluster.sh"
+reexec_in_cluster "$HERE/run.sh" 1500 "$@"
 source "$ROOT/tests/e2e/lib/common.sh"
 trap stop_roles EXIT
 "$KUBECTL" apply -f "$ROOT/crds/" >/dev/null

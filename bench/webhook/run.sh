@@ -10,13 +10,9 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-if [ "${1:-}" != inner ]; then
-  eval "$(bash "$ROOT/tests/e2e/fetch-binaries.sh" 2>/dev/null | grep '^K8S_BIN=')"
-  export K8S_BIN
-  export LOAD_BIN=${LOAD_BIN:-$(dirname "$(dirname "$TEPHRA_BIN")")/bench/webhook/admission_load}
-  export TEPHRA_E2E_TEST_TIMEOUT=${TEPHRA_E2E_TEST_TIMEOUT:-1500}
-  exec bash "$ROOT/tests/e2e/run-with-cluster.sh" bash "$HERE/run.sh" inner
-fi
+export LOAD_BIN=${LOAD_BIN:-$(dirname "$(dirname "$TEPHRA_BIN")")/bench/webhook/admission_load}
+source "$ROOT/bench/tools/in_cluster.sh"
+reexec_in_cluster "$HERE/run.sh" 1500 "$@"
 source "$ROOT/tests/e2e/lib/common.sh"
 trap stop_roles EXIT
 [ -x "$LOAD_BIN" ] || fail "LOAD_BIN=$LOAD_BIN is not built (cmake --build <build> --target admission_load)"
