@@ -16,6 +16,9 @@ void RegisterWebhook(CLI::App& root, int* exit_code) {
   auto* names = new std::vector<std::string>();
   auto* validity = new std::string("8760h");
   auto* resync = new std::string("60s");
+  auto* manage = new std::string("true");
+  auto* print = new bool(false);
+  auto* print_match = new bool(false);
   AddCommonFlags(app, flags);
   app->add_option("--port", o->port, "HTTPS port the API server calls")->capture_default_str();
   app->add_option("--listen-address", o->listen_address, "Address to serve admission on (default: all interfaces)");
@@ -50,10 +53,16 @@ void RegisterWebhook(CLI::App& root, int* exit_code) {
   app->add_option("--webhook-service-name", o->webhook_service_name,
                   "Service in front of the webhook; also the prefix of the webhook configurations' names")
       ->capture_default_str();
-  app->add_option("--manage-webhook-configurations", o->manage_configurations,
-                  "Create the Mutating/ValidatingWebhookConfigurations and keep them current (false: the chart "
-                  "or cert-manager owns them)")
-      ->default_str("true");
+  app->add_option("--manage-webhook-configurations", *manage,
+                  "true: create the Mutating/ValidatingWebhookConfigurations and keep them current; ca-bundle: "
+                  "only write caBundle into the ones the Helm chart created; false: touch nothing (cert-manager "
+                  "injects caBundle)")
+      ->capture_default_str();
+  app->add_flag("--print-configurations", *print,
+                "Print the webhook configurations this role would register for these flags (JSON List, no "
+                "caBundle) and exit");
+  app->add_flag("--print-match-conditions", *print_match,
+                "With --print-configurations: as for an API server that has matchConditions (1.28+)");
   app->add_option("--failure-policy", o->failure_policy,
                   "failurePolicy of the validating webhooks of Volcano's kinds: Fail or Ignore (mutating and pod "
                   "webhooks always Ignore; docs/webhook.md)")
@@ -87,6 +96,25 @@ void RegisterWebhook(CLI::App& root, int* exit_code) {
     }
     o->cert_validity = std::chrono::duration_cast<std::chrono::seconds>(*v);
     o->resync_period = std::chrono::duration_cast<std::chrono::seconds>(*r);
+    auto mode = webhooks::ParseConfigurationsMode(*manage);
+    if (!mode.ok()) {
+      std::fprintf(stderr, "tephra webhook: %s\n", mode.status().message().c_str());
+      *exit_code = 2;
+      return;
+    }
+    o->manage_configurations = *mode;
+    if (*print) {
+      auto configs = webhooks::RegisteredConfigurations(*o, *print_match, "");
+      if (!configs.ok()) {
+        std::fprintf(stderr, "tephra webhook: %s\n", configs.status().message().c_str());
+        *exit_code = 2;
+        return;
+      }
+      api::json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", *configs}};
+      std::printf("%s\n", list.dump(2).c_str());
+      *exit_code = 0;
+      return;
+    }
     *exit_code = webhooks::RunWebhook(*o);
   });
 }

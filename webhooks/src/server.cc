@@ -231,6 +231,49 @@ core::StatusOr<int> EnsureConfigurations(kube::Client& c, const std::vector<json
   return written;
 }
 
+// --manage-webhook-configurations=ca-bundle: writes `ca_bundle_pem` into every webhook of the configurations
+// named in `want` that exist, and nothing else. A missing one is reported, never created: its owner (the
+// chart) decides whether it exists. Returns how many were written.
+core::StatusOr<int> PatchCaBundles(kube::Client& c, const std::vector<json>& want, const std::string& ca_bundle_pem) {
+  if (ca_bundle_pem.empty()) return 0;
+  const std::string encoded = api::Base64Encode(ca_bundle_pem);
+  int written = 0;
+  for (const json& w : want) {
+    const auto& res = ConfigResource(w["kind"] == "MutatingWebhookConfiguration");
+    const std::string name = w["metadata"]["name"];
+    for (int attempt = 0;; ++attempt) {
+      auto have = c.Get(res, "", name);
+      if (!have.ok() && core::IsNotFound(have.status())) {
+        log::Warn("webhook configuration not found; with --manage-webhook-configurations=ca-bundle its owner "
+                  "(the Helm chart) creates it")
+            .Kv("kind", std::string(res.kind))
+            .Kv("name", name);
+        break;
+      }
+      if (!have.ok()) return have.status();
+      json upd = *have;
+      bool changed = false;
+      if (upd.contains("webhooks") && upd["webhooks"].is_array()) {
+        for (json& hook : upd["webhooks"]) {
+          json& cc = hook["clientConfig"];
+          if (!cc.is_object() || cc.value("caBundle", "") == encoded) continue;
+          cc["caBundle"] = encoded;
+          changed = true;
+        }
+      }
+      if (!changed) break;
+      auto s = c.Update(res, "", upd).status();
+      if (s.ok()) {
+        ++written;
+        log::Info("webhook configuration caBundle written").Kv("kind", std::string(res.kind)).Kv("name", name);
+        break;
+      }
+      if (!core::IsConflict(s) || attempt >= 4) return s;
+    }
+  }
+  return written;
+}
+
 bool ServerHasMatchConditions(kube::Client& c) {
   auto v = c.Raw("GET", "/version", nullptr);
   if (!v.ok() || !v->is_object()) return false;
@@ -245,6 +288,36 @@ bool ServerHasMatchConditions(kube::Client& c) {
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------ role
+
+core::StatusOr<WebhookOptions::ConfigurationsMode> ParseConfigurationsMode(const std::string& flag) {
+  using Mode = WebhookOptions::ConfigurationsMode;
+  if (flag == "true" || flag == "all") return Mode::kAll;
+  if (flag == "ca-bundle") return Mode::kCaBundle;
+  if (flag == "false" || flag == "none") return Mode::kNone;
+  return core::InvalidArgumentError("--manage-webhook-configurations must be true (or all), ca-bundle, or false "
+                                    "(or none), got \"" + flag + "\"");
+}
+
+core::StatusOr<std::vector<json>> RegisteredConfigurations(const WebhookOptions& o, bool match_conditions,
+                                                           const std::string& ca_bundle_pem) {
+  auto enabled = ParseEnabledAdmission(o.enabled_admission);
+  if (!enabled.ok()) return enabled.status();
+  // /pods/mutate changes nothing without an admission configuration (docs/webhook.md, "Not yet"): it is
+  // served, but not registered, so the API server does not pay a webhook round trip per pod for an answer
+  // that is always "allowed, no patch". Measured: two pod webhooks cost a 1,000-pod job a third of its
+  // creation rate on a 2-core control plane (bench/RESULTS.md, "admission webhook").
+  std::set<std::string> registered = *enabled;
+  registered.erase("/pods/mutate");
+  ConfigurationOptions co;
+  co.webhook_url = o.webhook_url;
+  co.service_name = o.webhook_service_name;
+  co.service_namespace = o.webhook_namespace;
+  co.failure_policy = o.failure_policy;
+  co.scheduler_names = o.config.scheduler_names;
+  co.match_conditions = match_conditions;
+  co.ca_bundle_pem = ca_bundle_pem;
+  return BuildConfigurations(co, registered);
+}
 
 int RunWebhook(const WebhookOptions& o) {
   auto enabled = ParseEnabledAdmission(o.enabled_admission);
@@ -359,21 +432,9 @@ int RunWebhook(const WebhookOptions& o) {
     log::Info("serving admission webhooks").Kv("address", address).Kv("paths", admitter.enabled_paths().size())
         .Kv("certificate", self_signed ? "self-signed" : o.tls_cert_file);
 
-    // /pods/mutate changes nothing without an admission configuration (docs/webhook.md, "Not yet"): it is
-    // served, but not registered, so the API server does not pay a webhook round trip per pod for an answer
-    // that is always "allowed, no patch". Measured: two pod webhooks cost a 1,000-pod job a third of its
-    // creation rate on a 2-core control plane (bench/RESULTS.md, "admission webhook").
-    std::set<std::string> registered = admitter.enabled_paths();
-    registered.erase("/pods/mutate");
-    ConfigurationOptions co;
-    co.webhook_url = o.webhook_url;
-    co.service_name = o.webhook_service_name;
-    co.service_namespace = o.webhook_namespace;
-    co.failure_policy = o.failure_policy;
-    co.scheduler_names = o.config.scheduler_names;
     // Level-triggered upkeep: the certificate (self-signed mode) and the configurations are checked every
     // resync period, so a deleted configuration or a renewal by another replica is picked up.
-    bool have_version = false;
+    bool have_version = false, match_conditions = false;
     while (true) {
       if (certs) {
         auto b = certs->Ensure();
@@ -392,14 +453,18 @@ int RunWebhook(const WebhookOptions& o) {
       } else if (!o.ca_cert_file.empty()) {
         ca_bundle = ReadFile(o.ca_cert_file);  // cert-manager rotates the CA file in place
       }
-      if (o.manage_configurations) {
+      if (o.manage_configurations != WebhookOptions::ConfigurationsMode::kNone) {
         if (!have_version) {
-          co.match_conditions = ServerHasMatchConditions(*mgr.client());
+          match_conditions = ServerHasMatchConditions(*mgr.client());
           have_version = true;
         }
-        co.ca_bundle_pem = ca_bundle;
-        auto w = EnsureConfigurations(*mgr.client(), BuildConfigurations(co, registered));
-        if (!w.ok()) log::Warn("cannot write the webhook configurations").Kv("error", w.status());
+        auto want = RegisteredConfigurations(o, match_conditions, ca_bundle);
+        core::Status s = want.status();
+        if (want.ok() && o.manage_configurations == WebhookOptions::ConfigurationsMode::kAll)
+          s = EnsureConfigurations(*mgr.client(), *want).status();
+        else if (want.ok())
+          s = PatchCaBundles(*mgr.client(), *want, ca_bundle).status();
+        if (!s.ok()) log::Warn("cannot write the webhook configurations").Kv("error", s);
       }
       if (kube::SleepUnlessStopped(stop, o.resync_period)) break;
     }

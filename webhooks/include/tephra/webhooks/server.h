@@ -40,8 +40,12 @@ struct WebhookOptions {
   std::string enabled_admission;  // --enabled-admission: comma-separated paths ("" = the defaults)
   WebhookConfig config;
 
-  // Configurations.
-  bool manage_configurations = true;  // --manage-webhook-configurations
+  // Configurations (--manage-webhook-configurations): kAll creates them and keeps every field current;
+  // kCaBundle only writes caBundle into configurations someone else created (the Helm chart owns them, so
+  // `helm uninstall` removes them and a stopping replica can never re-create one); kNone touches nothing
+  // (cert-manager's CA injector fills caBundle).
+  enum class ConfigurationsMode { kAll, kCaBundle, kNone };
+  ConfigurationsMode manage_configurations = ConfigurationsMode::kAll;
   std::string webhook_url;            // --webhook-url: the API server reaches us at this URL prefix
   std::string webhook_namespace = "volcano-system";           // --webhook-namespace
   std::string webhook_service_name = "volcano-admission-service";  // --webhook-service-name
@@ -57,6 +61,15 @@ struct WebhookOptions {
 
 // The role. Returns the process exit code (0 after a stop signal, 1 on failure, 2 on bad configuration).
 int RunWebhook(const WebhookOptions& options);
+
+// --manage-webhook-configurations: "true"/"all", "ca-bundle", "false"/"none".
+core::StatusOr<WebhookOptions::ConfigurationsMode> ParseConfigurationsMode(const std::string& flag);
+
+// The webhook configurations the role registers for these options (`/pods/mutate` is served, never
+// registered: docs/webhook.md). `tephra webhook --print-configurations` prints them, so the Helm chart's copy
+// can be checked against the role's (tests/chart/).
+core::StatusOr<std::vector<api::json>> RegisteredConfigurations(const WebhookOptions& options, bool match_conditions,
+                                                                const std::string& ca_bundle_pem);
 
 // ClusterLookup over informer caches (the webhook's view of queues and namespaces).
 class InformerLookup final : public api::ClusterLookup {
