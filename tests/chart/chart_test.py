@@ -42,7 +42,7 @@ ROLES = {  # component -> (suffix of its Deployment and ServiceAccount, role of 
 KNOWN_KINDS = {
     "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "Service",
     "ConfigMap", "Secret", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Queue",
-    "PodDisruptionBudget", "ServiceMonitor", "Issuer", "Certificate", "FlowSchema", "PriorityLevelConfiguration",
+    "PodDisruptionBudget", "ServiceMonitor", "Lease", "Issuer", "Certificate", "FlowSchema", "PriorityLevelConfiguration",
 }
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
                   "ValidatingWebhookConfiguration", "Queue", "FlowSchema", "PriorityLevelConfiguration"}
@@ -323,7 +323,9 @@ def exp_defaults(by, objs, c):
         c.expect(f"{RELEASE}-{suf}" in by.get("Role", {}), f"{comp}: lease Role")
         lease = rules_of(by, "Role", f"{RELEASE}-{suf}")
         lock = "vc-controller-manager" if comp == "controller" else "vc-scheduler"
-        c.expect(("coordination.k8s.io", "leases", "create", ()) in lease and
+        # The chart owns the Lease (no create: a stopping replica can never leave one behind an uninstall).
+        c.expect(lock in by.get("Lease", {}), f"{comp}: the chart's Lease {lock}")
+        c.expect(("coordination.k8s.io", "leases", "create", ()) not in lease and
                  ("coordination.k8s.io", "leases", "get", (lock,)) in lease and
                  ("coordination.k8s.io", "leases", "update", (lock,)) in lease, f"{comp}: lease rules {lease}")
         c.expect(f"{RELEASE}-{suf}-service" in by.get("Service", {}), f"{comp}: metrics Service")
@@ -345,7 +347,8 @@ def exp_defaults(by, objs, c):
              "admission Service 443 -> 8443")
     secret_rules = rules_of(by, "Role", f"{RELEASE}-admission")
     c.expect(("", "secrets", "get", ("volcano-admission-secret",)) in secret_rules and
-             ("", "secrets", "update", ("volcano-admission-secret",)) in secret_rules, "admission: Secret rules")
+             ("", "secrets", "update", ("volcano-admission-secret",)) in secret_rules and
+             not any(r[2] == "create" for r in secret_rules), "admission: Secret rules (no create)")
     names = sorted(by.get("MutatingWebhookConfiguration", {})) + sorted(by.get("ValidatingWebhookConfiguration", {}))
     want = sorted(f"{RELEASE}-admission-service-{p[1:].replace('/', '-')}" for p in DEFAULT_PATHS if p != "/pods/mutate")
     c.expect(sorted(names) == want, f"webhook configurations {names} != {want}")

@@ -106,7 +106,7 @@ class SelfSignedCerts {
       if (!got.ok()) {
         auto fresh = kube::GenerateServingCertificate(ServingRequest(o_));
         if (!fresh.ok()) return fresh.status();
-        auto created = client_->Create(SecretResource(), o_.webhook_namespace, ToSecret(*fresh, ""));
+        auto created = client_->Create(SecretResource(), o_.webhook_namespace, ToSecret(*fresh, nullptr));
         if (created.ok()) {
           log::Info("created the webhook's self-signed certificate").Kv("secret", o_.cert_secret_name);
           return *fresh;
@@ -137,7 +137,7 @@ class SelfSignedCerts {
       if (!renewed.ok()) renewed = kube::GenerateServingCertificate(ServingRequest(o_));
       if (!renewed.ok()) return renewed.status();
       auto updated = client_->Update(SecretResource(), o_.webhook_namespace,
-                                     ToSecret(*renewed, secret->metadata.resource_version));
+                                     ToSecret(*renewed, &*got));
       if (updated.ok()) {
         log::Info("renewed the webhook's serving certificate").Kv("secret", o_.cert_secret_name);
         return *renewed;
@@ -148,15 +148,23 @@ class SelfSignedCerts {
   }
 
  private:
-  json ToSecret(const kube::CertificateBundle& b, const std::string& resource_version) const {
+  // `existing` (the stored Secret, or null when creating): its metadata is kept as it is (resourceVersion,
+  // and the labels and annotations of its owner, e.g. Helm's, which would otherwise treat the Secret as no
+  // longer its own); only the data is ours.
+  json ToSecret(const kube::CertificateBundle& b, const json* existing) const {
     json meta = {{"name", o_.cert_secret_name},
                  {"namespace", o_.webhook_namespace},
                  {"labels", {{"app.kubernetes.io/managed-by", "tephra-webhook"}}}};
-    if (!resource_version.empty()) meta["resourceVersion"] = resource_version;
+    std::string type = "Opaque";
+    if (existing && existing->contains("metadata") && (*existing)["metadata"].is_object()) {
+      meta = (*existing)["metadata"];
+      meta.erase("managedFields");
+      if (existing->contains("type") && (*existing)["type"].is_string()) type = (*existing)["type"];  // immutable
+    }
     return {{"apiVersion", "v1"},
             {"kind", "Secret"},
             {"metadata", meta},
-            {"type", "Opaque"},
+            {"type", type},
             {"data",
              {{"tls.crt", api::Base64Encode(b.cert_pem)},
               {"tls.key", api::Base64Encode(b.key_pem)},
