@@ -191,13 +191,6 @@ phase_is() { [ "$(phase "$1")" = "$2" ]; }
 flow_done() { [ "$(k get jobflow -n "$NS" flow -o jsonpath='{.status.state.phase}')" = Succeed ]; }
 
 note "2b. denials while the jobs run"
-# expect_denied <webhook-name> <message-substring> <kubectl args...> (manifest on stdin)
-expect_denied() {
-  local name=$1 want=$2 out; shift 2
-  if out=$(k "$@" 2>&1); then fail "expected $name to deny ($want), but kubectl succeeded: $out"; fi
-  grep -qF "admission webhook \"$name\" denied the request" <<<"$out" || fail "not denied by $name: $out"
-  grep -qF -- "$want" <<<"$out" || fail "denial by $name does not say '$want': $out"
-}
 expect_denied validatejob.volcano.sh "duplicated task name" create -f - <<YAML
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job

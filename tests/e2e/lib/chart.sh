@@ -79,15 +79,6 @@ chart_start_roles() {
 }
 
 chart_stop_roles() {
-  local suffix pid deadline
-  for suffix in "${!CHART_ROLE_PID[@]}"; do kill -TERM "${CHART_ROLE_PID[$suffix]}" 2>/dev/null || true; done
-  deadline=$(( $(date +%s) + 15 ))
-  for suffix in "${!CHART_ROLE_PID[@]}"; do
-    pid=${CHART_ROLE_PID[$suffix]}
-    while kill -0 "$pid" 2>/dev/null; do
-      if [ "$(date +%s)" -ge "$deadline" ]; then kill -KILL "$pid" 2>/dev/null || true; break; fi
-      sleep 0.1
-    done
-  done
+  stop_pids 15 "${CHART_ROLE_PID[@]}"
   CHART_ROLE_PID=()
 }

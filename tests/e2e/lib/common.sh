@@ -48,17 +48,31 @@ start_role() {
   return 0
 }
 
-stop_roles() {
-  local pid deadline
-  for pid in "${ROLE_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  deadline=$(( $(date +%s) + 10 ))
-  for pid in "${ROLE_PIDS[@]}"; do
+# stop_pids <grace-seconds> <pid...>: SIGTERM, then SIGKILL whatever still runs after the grace period.
+stop_pids() {
+  local grace=$1 pid deadline; shift
+  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+  deadline=$(( $(date +%s) + grace ))
+  for pid in "$@"; do
     while kill -0 "$pid" 2>/dev/null; do
       if [ "$(date +%s)" -ge "$deadline" ]; then kill -KILL "$pid" 2>/dev/null || true; break; fi
       sleep 0.1
     done
   done
+}
+
+stop_roles() {
+  stop_pids 10 "${ROLE_PIDS[@]}"
   ROLE_PIDS=()
+}
+
+# expect_denied <webhook-name> <message-substring> <kubectl args...> (manifest on stdin): kubectl (through the
+# caller's `k`) must fail with that webhook's denial, and the denial must say <message-substring>.
+expect_denied() {
+  local name=$1 want=$2 out; shift 2
+  if out=$(k "$@" 2>&1); then fail "expected $name to deny ($want), but kubectl succeeded: $out"; fi
+  grep -qF "admission webhook \"$name\" denied the request" <<<"$out" || fail "not denied by $name: $out"
+  grep -qF -- "$want" <<<"$out" || fail "denial by $name does not say '$want': $out"
 }
 
 # scheduler_cycles <port>: tephra_scheduler_cycles_total from a scheduler's /metrics on 127.0.0.1:<port>.

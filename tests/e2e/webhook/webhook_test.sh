@@ -50,13 +50,6 @@ kill_webhook() {
   kill -KILL "$WH_PID" 2>/dev/null || true
   while kill -0 "$WH_PID" 2>/dev/null; do sleep 0.1; done
 }
-# expect_denied <webhook-name> <message-substring> <kubectl args...> (manifest on stdin)
-expect_denied() {
-  local name=$1 want=$2 out; shift 2
-  if out=$(k "$@" 2>&1); then fail "expected $name to deny ($want), but kubectl succeeded: $out"; fi
-  grep -qF "admission webhook \"$name\" denied the request" <<<"$out" || fail "not denied by $name: $out"
-  grep -qF -- "$want" <<<"$out" || fail "denial by $name does not say '$want': $out"
-}
 job_yaml() {  # job_yaml <name> <spec-yaml-flow-of-extra-fields> <tasks-yaml-flow>
   cat <<YAML
 apiVersion: batch.volcano.sh/v1alpha1
