@@ -325,7 +325,11 @@ int RunControllerManager(const ManagerOptions& o) {
   kube::Manager& mgr = **created;
 
   std::atomic<bool> synced{false};
-  mgr.AddReadinessCheck("informers-synced", [&] { return synced.load(); });
+  // A standby (leader election on, lease held elsewhere) starts its informers only when it leads, and has
+  // nothing to serve until then: it is ready, so a rolling update can surge and a PodDisruptionBudget counts
+  // it. The leader is ready once its caches synced.
+  const bool elect = o.leader_elect;
+  mgr.AddReadinessCheck("informers-synced", [&, elect] { return synced.load() || (elect && !mgr.leading()); });
   mgr.Add(kube::MakeRunnable("controllers", /*needs_leader_election=*/true, [&](std::stop_token stop) {
     Controllers c(o, mgr.client(), enabled, mgr.informers(), mgr.events(kEventComponent));
     TEPHRA_RETURN_IF_ERROR(c.Build().Annotate("building controllers"));

@@ -2,6 +2,7 @@
 # e2e (issue 10): every long-lived role exits promptly on SIGTERM, whatever the API server does.
 #  1. API server healthy: controller and scheduler (leader election on) and nodesim exit 0 within the
 #     default --graceful-shutdown-seconds (5 s), and both leases are released (holderIdentity empty).
+#     A second controller, a standby, is ready while the first leads.
 #  2. API server frozen (SIGSTOP: connections open, nothing answers - the worst case for a client): all
 #     three exit within 5 s + 2 s of slack instead of waiting out their request timeouts (~30 s before).
 # Prints the measured exit times.
@@ -77,6 +78,19 @@ stop_all() {
 
 # ---------------------------------------------------------------------------------- 1. healthy API server
 start_all healthy
+# A standby controller (the first one holds the lease) is ready while it waits, so a rolling update and a
+# PodDisruptionBudget count it (docs/controllers.md); it does not lead.
+hp=$(free_port); mp=$(free_port); rc=0
+start_role controller "$LOGS/controller-standby.log" --kubeconfig "$KUBECONFIG" --leader-elect=true \
+  --metrics-addr "127.0.0.1:$mp" --health-addr "127.0.0.1:$hp" || rc=$?
+[ $rc -eq 0 ] || fail "the standby controller did not start"
+standby_ready() { curl -sf "http://127.0.0.1:$hp/readyz" >/dev/null; }
+wait_until "standby controller ready" 30 standby_ready || fail "a standby controller is not ready"
+leads=$(curl -fsS "http://127.0.0.1:$mp/metrics" | awk '$1 == "tephra_controller_is_leader" {print int($2)}')
+[ "$leads" = 0 ] || fail "the standby controller says it leads (tephra_controller_is_leader=$leads)"
+kill -TERM "${ROLE_PIDS[-1]}"; wait "${ROLE_PIDS[-1]}" 2>/dev/null || true
+unset 'ROLE_PIDS[-1]'
+note "a standby controller is ready and does not lead"
 stop_all 5000 0
 note "1. healthy API server: $STOPPED"
 for l in vc-controller-manager vc-scheduler; do
