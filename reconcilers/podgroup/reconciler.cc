@@ -63,6 +63,15 @@ core::StatusOr<std::optional<std::map<std::string, std::string>>> PodGroupReconc
   auto j = opts_.client->Raw("GET", path, nullptr);
   if (!j.ok()) {
     if (core::IsNotFound(j.status())) return std::optional<std::map<std::string, std::string>>();
+    // An owner of a kind the controller may not read (a custom resource such as a PyTorchJob: the chart grants
+    // get on the built-in workload kinds only) only means no annotations to inherit; retrying would leave its
+    // pods without a PodGroup for ever.
+    if (j.status().code() == core::StatusCode::kPermissionDenied) {
+      kube::log::Info("owner not readable; its pods' PodGroup inherits no annotations")
+          .Kv("owner", ref->kind + "/" + ref->name)
+          .Kv("error", j.status());
+      return std::optional<std::map<std::string, std::string>>();
+    }
     return j.status().Annotate("reading owner " + ref->kind + " " + ref->name);
   }
   std::map<std::string, std::string> out;

@@ -222,6 +222,20 @@ TEST_F(PodGroupReconcilerTest, OwnerReadErrorRetries) {
   EXPECT_FALSE(client_->Get(api::PodGroup::Resource(), "ns", "podgroup-rs-uid").ok());
 }
 
+TEST_F(PodGroupReconcilerTest, UnreadableOwnerKindStillGetsAGroup) {
+  // RBAC forbids reading the owner (a custom resource): the pod gets its PodGroup without owner annotations.
+  client_->SetRawHandler([](const std::string&, const std::string& path, const api::json*) -> core::StatusOr<api::json> {
+    return core::PermissionDeniedError("replicasets.apps is forbidden: " + path);
+  });
+  client_->Seed(api::Pod::Resource(), PodJson("a", "volcano", true));
+  Refresh();
+  auto r = rec_->Reconcile("ns/a");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  auto pg = kube::GetAs<api::PodGroup>(*client_, "ns", "podgroup-rs-uid");
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  EXPECT_EQ(pg->spec.min_member, 1);
+}
+
 TEST_F(PodGroupReconcilerTest, ReplicaSetScaledToZeroDeletesItsGroup) {
   client_->SetRawHandler([](const std::string&, const std::string& path, const api::json*) -> core::StatusOr<api::json> {
     return core::NotFoundError(path);
