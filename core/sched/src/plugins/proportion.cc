@@ -82,9 +82,13 @@ class ProportionPlugin final : public Plugin {
       for (auto& [name, a] : attrs_) {
         if (met.count(name)) continue;
         Resource old = a.deserved;
+        // Shares are rounded to the nearest unit, not down: flooring strands the last few units of every
+        // round (e.g. 1m split 3:1 gives 0 and 0), so a queue could deserve 3999m of an exact 4000m share and
+        // its last 1-CPU pod would wait with a CPU idle. Rounding up by at most one unit per queue and round
+        // may promise a few millicores more than exist; the clamp of `remaining` absorbs that.
         for (int i = 0; i < kMaxResources; ++i) {
           double add = static_cast<double>(remaining.Get(i)) * a.weight / static_cast<double>(total_weight);
-          a.deserved.Set(i, a.deserved.Get(i) + static_cast<int64_t>(std::floor(add)));
+          a.deserved.Set(i, a.deserved.Get(i) + static_cast<int64_t>(std::llround(add)));
         }
         a.deserved = a.deserved.Min(a.real_capability).Min(a.request).Max(a.guarantee.Min(a.request));
         if (a.request.LessEqual(a.deserved) || a.real_capability.LessEqual(a.deserved)) met.insert(name);

@@ -43,5 +43,41 @@ TEST(Proportion, WeightedDeservedCappedByCapabilityAndRequest) {
   EXPECT_FALSE(s.Allocatable(qa, Harness::Pod("z", Resource::Cpu(4000))));
 }
 
+// 16 CPUs shared 3:1 by two busy queues, beside the empty root and default queues (which count in the first
+// round's weights): b deserves exactly 4 CPUs, so its 4th 1-CPU pod is allocatable (a share rounded down to
+// 3999m refused it and left a CPU idle while b had pods waiting).
+TEST(Proportion, ExactSharesAreNotLostToRounding) {
+  Harness h;
+  h.Add(PluginOption::Named("proportion"));
+  for (int n = 0; n < 4; ++n) h.AddNode("n" + std::to_string(n), Resource::CpuMem(4000, 8 * kGi));
+  for (auto [name, w] : {std::pair<std::string, int>{"root", 1}, {"default", 1}, {"a", 3}, {"b", 1}}) {
+    QueueInfo q;
+    q.name = name;
+    q.weight = w;
+    h.st.UpsertQueue(q);
+    if (name != "a" && name != "b") continue;
+    JobInfo j;
+    j.key = "ns/" + name;
+    j.queue = name;
+    j.min_member = 1;
+    h.st.UpsertJob(j);
+    for (int i = 0; i < 30; ++i) {
+      TaskInfo t = Harness::Pod(name + std::to_string(i), Resource::CpuMem(1000, kGi / 4));
+      t.job = j.key;
+      h.st.UpsertPod(t);
+    }
+  }
+  Session& s = h.Open();
+  const auto& d = s.queue_deserved();
+  EXPECT_GE(d.at("a").Get(kCpu), 12000);
+  EXPECT_GE(d.at("b").Get(kCpu), 4000);
+  EXPECT_LE(d.at("a").Get(kCpu) + d.at("b").Get(kCpu), 16000 + 4);  // at most a unit per queue and round over
+  QueueInfo b = *h.st.FindQueue("b");
+  b.allocated = Resource::CpuMem(3000, 3 * kGi / 4);
+  EXPECT_TRUE(s.Allocatable(b, Harness::Pod("b-4th", Resource::CpuMem(1000, kGi / 4))));
+  b.allocated = Resource::CpuMem(4000, kGi);
+  EXPECT_FALSE(s.Allocatable(b, Harness::Pod("b-5th", Resource::CpuMem(1000, kGi / 4))));
+}
+
 }  // namespace
 }  // namespace tephra::sched
