@@ -3,11 +3,11 @@
 #
 #   Act 1  a gang waits until it fits, then starts whole             scripts/demo/1-gang.yaml
 #   Act 2  two queues share the cluster by weight (3:1)              scripts/demo/2-queues.yaml
-#   Act 3  a failing job is retried by its policy, then given up on  scripts/demo/3-retry.yaml
+#   Act 3  a failing job is retried by its policy until it succeeds  scripts/demo/3-retry.yaml
 #
 # Before the story: dependencies -> control-plane binaries (cached) -> build `tephra` -> a real control plane
 # on loopback (etcd, kube-apiserver, kube-controller-manager) -> `helm install` Tephra's chart -> 4 simulated nodes.
-# Every job ends (Completed, or Failed for act 3's): the script waits on what it can observe in the API, never
+# Every job ends Completed: the script waits on what it can observe in the API, never
 # for a fixed time, and gives up after TEPHRA_DEMO_TIMEOUT seconds per wait. Then it says what happened, with
 # the evidence, and how to look around. The cluster is left running.
 #
@@ -258,9 +258,11 @@ act2_queues() {
                          since - t0, a, wa, b, wb, qa, qb }
     { if (!n || $2 != a || $3 != b || $4 != wa || $5 != wb) { flush(); since = $1; a = $2; b = $3; wa = $4; wb = $5; n = 1 } qa = $6; qb = $7; last = $1 }
     END { flush() }' "$looks")
-  # While both queues had pods waiting, from team-a's first CPU on: CPUs held, averaged over time.
+  # While both queues had pods waiting, once team-b's head start had drained (it no longer held more than its
+  # weight's share, 6 of 24 CPUs; how fast its first pods end depends on the machine): CPUs held, averaged over
+  # time. team-a's side is what the check tests: it must have been given the other 18.
   window=$(awk -v t0="$t0" '
-    $2 > 0 { started = 1 }
+    $2 > 0 && $3 <= 6 { started = 1 }
     started && $4 > 0 && $5 > 0 { if (pt) { dt = $1 - pt; sa += pa * dt; sb += pb * dt; T += dt } if (!t1) t1 = $1; t2 = $1; pa = $2; pb = $3; pt = $1; next }
     { pt = 0 }
     END { if (T > 0) printf "%.0f %.0f %.1f %.1f %.1f", t1 - t0, t2 - t0, sa / T, sb / T, (sb > 0 ? sa / sb : 0) }' "$looks")
@@ -273,7 +275,8 @@ act2_queues() {
   if [ -n "$window" ]; then
     read -r from to avg_a avg_b ratio <<<"$window"
     expect "a 3:1 split while both queues had pods waiting (saw $ratio:1)" awk -v r="$ratio" 'BEGIN { exit !(r >= 2.5 && r <= 3.5) }'
-    tell "  While both queues had pods waiting (+${from}s to +${to}s), team-a held $avg_a CPUs and team-b $avg_b on average:"
+    tell "  While both queues had pods waiting and team-b's head start was gone (+${from}s to +${to}s), team-a held"
+    tell "  $avg_a CPUs and team-b $avg_b on average:"
     tell "  $ratio : 1, the ratio of their weights (3 : 1)."
   else
     tell "  (the looks never saw both queues with pods waiting after team-a started)"
@@ -294,24 +297,23 @@ act3_retry() {
   WATCHERS+=($!)
   submit 3-retry.yaml 1
   await "end of flaky" ended flaky
-  await "failed flaky" phase_is flaky Failed
-  local retries reason message
+  await "completed flaky" phase_is flaky Completed
+  local retries
   retries=$(k get vcjob flaky -o jsonpath='{.status.retryCount}')
-  reason=$(k get vcjob flaky -o jsonpath='{.status.state.reason}')
-  message=$(k get vcjob flaky -o jsonpath='{.status.state.message}')
   # The last watch events may still be on their way: wait until the pod watch shows the last attempt's failure.
   last_attempt_seen() { grep -q "^[^|]*|$(( ${retries:-0} - 1 ))|[^|]*|Failed|" "$podw"; }
   await "the watch to show the last attempt" last_attempt_seen
   for p in "${WATCHERS[@]}"; do kill "$p" 2>/dev/null || true; done
   WATCHERS=()
-  echo "    flaky: $reason after $retries restarts"
+  echo "    flaky: Completed after $retries restarts"
 
   local phases
   # Job phases in order, with status.retryCount once it is counted: Pending -> Running -> Restarting(1) -> ...
   phases=$(awk '$2 != "" { r = ($3 == "" ? 0 : $3); s = $2 (r > 0 ? "(" r ")" : ""); if (s != prev) { out = out (out ? " -> " : "") s; prev = s } }
     END { print out }' "$jobw")
-  tell "Act 3 - a failing job is retried by its policy, then given up on"
-  tell "  flaky (2 pods whose container exits with 1 after 3 s; policy PodFailed -> RestartJob, maxRetry 3) went through"
+  tell "Act 3 - a failing job is retried by its policy until it succeeds"
+  tell "  flaky (2 pods whose container exits with 1 after 3 s in the first 2 attempts; policy PodFailed -> RestartJob,"
+  tell "  maxRetry 3) went through"
   tell "    $phases"
   tell "  (job phase, with status.retryCount in brackets). Its attempts, from the pods' failures:"
   # One line per attempt (the pods' volcano.sh/job-retry-count annotation): which pod failed where, when, how.
@@ -323,11 +325,11 @@ act3_retry() {
   done < <(awk -F'|' '$4 == "Failed" && !seen[$1 FS $2]++ {
       if (!($2 in pods)) order[n++] = $2; pods[$2] = pods[$2] " " $1 " on " $3 " exit code " $5 ";"; t[$2] = $6 }
     END { for (i = 0; i < n; i++) printf "%s\t%s\t%s\n", order[i], substr(pods[order[i]], 1, length(pods[order[i]]) - 1), t[order[i]] }' "$podw")
-  expect "flaky restarted maxRetry (3) times" [ "$retries" = 3 ]
-  expect "3 failed attempts of flaky seen (saw $n)" [ "$n" -eq 3 ]
+  expect "flaky restarted twice" [ "$retries" = 2 ]
+  expect "2 failed attempts of flaky seen (saw $n)" [ "$n" -eq 2 ]
   tell "  Each failure restarted the whole job (every pod killed and created again, the gang scheduled again);"
-  tell "  after $retries restarts it ended Failed at $(ended_at flaky): reason $reason, \"$message\"."
-  tell "  (Simulated pods fail the same way every time, so this job cannot succeed on a later attempt; see 3-retry.yaml.)"
+  tell "  attempt 3 succeeded: flaky Completed at $(ended_at flaky) after $retries restarts, one short of maxRetry."
+  tell "  Had every attempt failed, the policy would have given up after 3 restarts (phase Failed, reason MaxRetryReached)."
 }
 
 # ------------------------------------------------------------------------------------------------- epilogue
@@ -336,7 +338,7 @@ epilogue() {
   printf '%s\n' "${SUMMARY[@]}"
   echo
   k get vcjob -o custom-columns='JOB:.metadata.name,QUEUE:.spec.queue,PHASE:.status.state.phase,SUCCEEDED:.status.succeeded,FAILED:.status.failed,RETRIES:.status.retryCount,ENDED:.status.state.lastTransitionTime'
-  local want="flaky=Failed gang=Completed holder=Completed team-a-sweep=Completed team-b-sweep=Completed" got
+  local want="flaky=Completed gang=Completed holder=Completed team-a-sweep=Completed team-b-sweep=Completed" got
   got=$(k get vcjob -o jsonpath='{range .items[*]}{.metadata.name}={.status.state.phase}{" "}{end}' | xargs -n1 | sort | xargs)
   expect "jobs ending $want (they ended $got)" [ "$got" = "$want" ]
   echo

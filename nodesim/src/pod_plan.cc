@@ -99,6 +99,7 @@ StatusOr<PodView> DecodePodView(const json& pod) {
   if (ann.is_object()) {
     for (auto it = ann.begin(); it != ann.end(); ++it) {
       if (it.key().rfind("tephra.io/sim-", 0) == 0 && it->is_string()) v.annotations[it.key()] = it->get<std::string>();
+      if (it.key() == kJobRetryCountAnnotation && it->is_string()) v.job_retry_count = it->get<std::string>();
     }
   }
   v.node_name = Str(spec, "nodeName");
@@ -145,6 +146,18 @@ SimAnnotations ParseSimAnnotations(const PodView& pod) {
       it->second = *code;
     } else {
       out.problems.push_back(key + ": " + code.status().message() + "; using " + std::to_string(pod_default));
+    }
+  }
+  if (auto it = pod.annotations.find(kFailAttemptsAnnotation); it != pod.annotations.end()) {
+    int n = -1, used = 0;
+    if (std::sscanf(it->second.c_str(), "%d%n", &n, &used) != 1 || used != static_cast<int>(it->second.size()) || n < 0) {
+      out.problems.push_back(std::string(kFailAttemptsAnnotation) + ": " + Quote(it->second) +
+                             " is not a whole number >= 0; every attempt uses the exit codes");
+    } else {
+      int attempt = 0;  // a pod without the annotation is the first attempt
+      if (!pod.job_retry_count.empty() && std::sscanf(pod.job_retry_count.c_str(), "%d", &attempt) != 1) attempt = 0;
+      if (attempt >= n)
+        for (auto& [container, code] : out.exit_codes) code = 0;
     }
   }
   if (auto it = pod.annotations.find(kRunSecondsAnnotation); it != pod.annotations.end()) {

@@ -120,6 +120,22 @@ TEST(PlanPod, PodWideExitCode) {
   for (const json& cs : p.status_patch["status"]["containerStatuses"]) EXPECT_EQ(cs["state"]["terminated"]["exitCode"], 3);
 }
 
+TEST(PlanPod, FailAttemptsLimitsTheExitCodesToEarlyAttempts) {
+  // Fails the first 2 attempts of its vcjob (volcano.sh/job-retry-count 0 and 1), succeeds from the third.
+  for (auto [retry, want] : {std::pair<const char*, int>{nullptr, 3}, {"0", 3}, {"1", 3}, {"2", 0}, {"5", 0}}) {
+    json j = Pod({{kExitCodeAnnotation, "3"}, {kFailAttemptsAnnotation, "2"}});
+    if (retry) j["metadata"]["annotations"][kJobRetryCountAnnotation] = retry;
+    auto sim = ParseSimAnnotations(View(j));
+    EXPECT_TRUE(sim.problems.empty());
+    EXPECT_EQ(sim.exit_codes.at("main"), want) << "job-retry-count " << (retry ? retry : "(none)");
+    EXPECT_EQ(sim.exit_codes.at("side"), want) << "job-retry-count " << (retry ? retry : "(none)");
+  }
+  auto bad = ParseSimAnnotations(View(Pod({{kExitCodeAnnotation, "3"}, {kFailAttemptsAnnotation, "two"}})));
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_THAT(bad.problems[0], HasSubstr("tephra.io/sim-fail-attempts: \"two\" is not a whole number >= 0"));
+  EXPECT_EQ(bad.exit_codes.at("main"), 3);
+}
+
 TEST(PlanPod, InvalidAnnotationsFallBackToDefaults) {
   core::FakeClock clock;
   PodView v = View(Pod({{kRunSecondsAnnotation, "soon"},

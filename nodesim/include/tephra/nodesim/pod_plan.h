@@ -29,6 +29,10 @@ using WallTime = core::Clock::WallTime;
 inline constexpr const char* kRunSecondsAnnotation = "tephra.io/sim-run-seconds";
 inline constexpr const char* kExitCodeAnnotation = "tephra.io/sim-exit-code";
 inline constexpr const char* kExitCodeAnnotationPrefix = "tephra.io/sim-exit-code.";
+// The exit codes apply to the first N attempts of a vcjob only (the pod's volcano.sh/job-retry-count is below
+// N); later attempts exit 0. Lets a job fail, be restarted by its policy, and then succeed.
+inline constexpr const char* kFailAttemptsAnnotation = "tephra.io/sim-fail-attempts";
+inline constexpr const char* kJobRetryCountAnnotation = "volcano.sh/job-retry-count";
 
 struct ContainerView {
   std::string name;
@@ -45,6 +49,7 @@ struct PodView {
   std::string deletion_timestamp;  // RFC 3339; "" when not being deleted
   std::optional<int64_t> deletion_grace_seconds;
   std::map<std::string, std::string> annotations;  // only tephra.io/sim-* keys
+  std::string job_retry_count;  // volcano.sh/job-retry-count ("" when absent)
   std::vector<ContainerView> containers;
   std::vector<ContainerView> init_containers;
   std::string start_time;  // status.startTime
