@@ -449,6 +449,23 @@ void Simulator::HandlePod(const std::string& key) {
       // Keep the written state (with its resourceVersion) so an older watch event cannot step the pod back;
       // a finished pod is dropped when the field-selected watch reports it gone.
       UpsertPod(*r);
+      // Deleted while we wrote its end (a job restart deleting its pods as one finishes): the pod is now
+      // terminal and being deleted, so it leaves the field-selected watch and no later event would bring it
+      // back to us. Finish the deletion now, as a kubelet does, or it stays Terminating for ever.
+      if (plan.new_phase != "Running" && r->contains("metadata") && (*r)["metadata"].is_object() &&
+          (*r)["metadata"].contains("deletionTimestamp")) {
+        kube::DeleteOptions d;
+        d.grace_period_seconds = 0;
+        d.precondition_uid = view.uid;
+        Status s = client_->Delete(PodResource(), view.namespace_, view.name, d);
+        if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s)) {
+          stats_.write_errors++;
+          Warn("pod delete failed").Kv("pod", key).Kv("error", s);
+          queue_->AddRateLimited(qkey);
+          return;
+        }
+        stats_.pod_deletes++;
+      }
       break;
     }
     case PodPlan::Action::kDelete: {
