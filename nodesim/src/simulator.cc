@@ -399,6 +399,23 @@ void Simulator::HandleLease(const std::string& name) {
   heartbeat_queue_->AddAfter(key, opts_.lease_renew_interval);
 }
 
+// Deletes the pod with grace 0 (the kubelet's confirmation), guarded by its uid so a namesake is never hit.
+// Gone or replaced already counts as done. On another error the pod is retried later; returns false then.
+bool Simulator::DeletePodNow(const PodView& view, const std::string& key) {
+  kube::DeleteOptions d;
+  d.grace_period_seconds = 0;
+  d.precondition_uid = view.uid;
+  Status s = client_->Delete(PodResource(), view.namespace_, view.name, d);
+  if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s)) {
+    stats_.write_errors++;
+    Warn("pod delete failed").Kv("pod", key).Kv("error", s);
+    queue_->AddRateLimited("p/" + key);
+    return false;
+  }
+  stats_.pod_deletes++;
+  return true;
+}
+
 void Simulator::HandlePod(const std::string& key) {
   const std::string qkey = "p/" + key;
   PodView view;
@@ -454,32 +471,12 @@ void Simulator::HandlePod(const std::string& key) {
       // back to us. Finish the deletion now, as a kubelet does, or it stays Terminating for ever.
       if (plan.new_phase != "Running" && r->contains("metadata") && (*r)["metadata"].is_object() &&
           (*r)["metadata"].contains("deletionTimestamp")) {
-        kube::DeleteOptions d;
-        d.grace_period_seconds = 0;
-        d.precondition_uid = view.uid;
-        Status s = client_->Delete(PodResource(), view.namespace_, view.name, d);
-        if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s)) {
-          stats_.write_errors++;
-          Warn("pod delete failed").Kv("pod", key).Kv("error", s);
-          queue_->AddRateLimited(qkey);
-          return;
-        }
-        stats_.pod_deletes++;
+        if (!DeletePodNow(view, key)) return;
       }
       break;
     }
     case PodPlan::Action::kDelete: {
-      kube::DeleteOptions d;
-      d.grace_period_seconds = 0;
-      d.precondition_uid = view.uid;
-      Status s = client_->Delete(PodResource(), view.namespace_, view.name, d);
-      if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s)) {
-        stats_.write_errors++;
-        Warn("pod delete failed").Kv("pod", key).Kv("error", s);
-        queue_->AddRateLimited(qkey);
-        return;
-      }
-      stats_.pod_deletes++;
+      if (!DeletePodNow(view, key)) return;
       break;
     }
   }

@@ -111,6 +111,7 @@ class Simulator {
   void HandleNode(const std::string& name);
   void HandleLease(const std::string& name);
   void HandlePod(const std::string& key);
+  bool DeletePodNow(const PodView& view, const std::string& key);
   // Upserts a pod from the API (watch/list/write response); returns true if it is ours.
   bool UpsertPod(const json& pod);
   void ReportProblems(const PodView& pod, const std::vector<std::string>& problems);
