@@ -77,6 +77,8 @@ k create namespace "$NS" >/dev/null
 note "2. jobs: MPI, PyTorch, TensorFlow, task dependencies, JobFlow"
 # pod template fields every job shares: the simulated containers run 2 s and exit 0.
 SIM='metadata: {annotations: {tephra.io/sim-run-seconds: "2"}}'
+# pod <restartPolicy> <container> <image>: a pod template's spec, one container asking for 1 CPU.
+pod() { echo "spec: {restartPolicy: $1, containers: [{name: $2, image: $3, resources: {requests: {cpu: \"1\"}}}]}"; }
 cat >"$WORK/jobs.yaml" <<YAML
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -92,12 +94,12 @@ spec:
     policies: [{event: TaskCompleted, action: CompleteJob}]
     template:
       $SIM
-      spec: {restartPolicy: OnFailure, containers: [{name: mpimaster, image: mpi:latest, resources: {requests: {cpu: "1"}}}]}
+      $(pod OnFailure mpimaster mpi:latest)
   - name: mpiworker
     replicas: 2
     template:
       metadata: {annotations: {tephra.io/sim-run-seconds: "30"}}
-      spec: {restartPolicy: OnFailure, containers: [{name: mpiworker, image: mpi:latest, resources: {requests: {cpu: "1"}}}]}
+      $(pod OnFailure mpiworker mpi:latest)
 ---
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -111,12 +113,12 @@ spec:
     replicas: 1
     template:
       $SIM
-      spec: {restartPolicy: OnFailure, containers: [{name: master, image: pytorch:latest, resources: {requests: {cpu: "1"}}}]}
+      $(pod OnFailure master pytorch:latest)
   - name: worker
     replicas: 2
     template:
       $SIM
-      spec: {restartPolicy: OnFailure, containers: [{name: worker, image: pytorch:latest, resources: {requests: {cpu: "1"}}}]}
+      $(pod OnFailure worker pytorch:latest)
 ---
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -130,12 +132,12 @@ spec:
     replicas: 1
     template:
       $SIM
-      spec: {restartPolicy: OnFailure, containers: [{name: tensorflow, image: tf:latest, resources: {requests: {cpu: "1"}}}]}
+      $(pod OnFailure tensorflow tf:latest)
   - name: worker
     replicas: 2
     template:
       $SIM
-      spec: {restartPolicy: OnFailure, containers: [{name: tensorflow, image: tf:latest, resources: {requests: {cpu: "1"}}}]}
+      $(pod OnFailure tensorflow tf:latest)
 ---
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -148,13 +150,13 @@ spec:
     replicas: 1
     template:
       $SIM
-      spec: {restartPolicy: Never, containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]}
+      $(pod Never c busybox)
   - name: train
     replicas: 2
     dependsOn: {name: [prepare]}
     template:
       $SIM
-      spec: {restartPolicy: Never, containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]}
+      $(pod Never c busybox)
 YAML
 for t in a b; do
   cat >>"$WORK/jobs.yaml" <<YAML
@@ -170,7 +172,7 @@ spec:
     replicas: 1
     template:
       $SIM
-      spec: {restartPolicy: Never, containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]}
+      $(pod Never c busybox)
 YAML
 done
 cat >>"$WORK/jobs.yaml" <<YAML
@@ -267,7 +269,7 @@ spec:
     replicas: 1
     template:
       $SIM
-      spec: {restartPolicy: Never, containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]}
+      $(pod Never c busybox)
 YAML
 web_running() { [ "$(k get pods -n "$NS" -l app=web --field-selector status.phase=Running -o name | wc -l)" -eq 2 ]; }
 wait_until "the Deployment's 2 pods Running" 90 web_running || { k get pods,podgroups -n "$NS" -o wide >&2; fail "web pods not Running"; }
@@ -296,7 +298,7 @@ spec:
   - name: w
     replicas: 2
     template:
-      spec: {restartPolicy: Never, containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]}
+      $(pod Never c busybox)
 YAML
 wait_until "keeper Running" 90 phase_is keeper Running || fail "keeper not Running (phase '$(phase keeper)')"
 # Scaled up while it runs: the controller rewrites its PodGroup and the svc plugin's hosts ConfigMap.
@@ -346,7 +348,7 @@ spec:
     replicas: 1
     template:
       $SIM
-      spec: {restartPolicy: Never, containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]}
+      $(pod Never c busybox)
 YAML
 wait_until "after-upgrade Completed" 120 phase_is after-upgrade Completed ||
   fail "a job submitted after the upgrade did not complete (phase '$(phase after-upgrade)')"
