@@ -239,6 +239,39 @@ bool Session::Allocatable(const QueueInfo& q, const TaskInfo& t) const {
   return true;
 }
 
+namespace {
+Refusal Named(Refusal r, const Plugin& p, const char* reason, const std::string& what) {
+  if (!r.empty()) return r;
+  return {reason, "plugin " + p.Name() + " refused " + what};
+}
+}  // namespace
+
+Refusal Session::ExplainEnqueue(const JobInfo& job) const {
+  TEPHRA_HOOKS(kHookJobEnqueueable);
+  // The same walk as TierVote: the first rejecting plugin is the one that decided.
+  for (const auto& x : list)
+    if (x.plugin->JobEnqueueable(*this, job) == Vote::kReject)
+      return Named(x.plugin->ExplainEnqueue(*this, job), *x.plugin, "NotEnqueueable", "to admit the job");
+  return {};
+}
+
+Refusal Session::ExplainOverused(const QueueInfo& q) const {
+  TEPHRA_HOOKS(kHookOverused);
+  for (const auto& x : list)
+    if (x.plugin->Overused(*this, q))
+      return Named(x.plugin->ExplainOverused(*this, q), *x.plugin, "QueueOverused", "queue " + q.name);
+  return {};
+}
+
+Refusal Session::ExplainAllocatable(const QueueInfo& q, const TaskInfo& t) const {
+  TEPHRA_HOOKS(kHookAllocatable);
+  for (const auto& x : list)
+    if (!x.plugin->Allocatable(*this, q, t))
+      return Named(x.plugin->ExplainAllocatable(*this, q, t), *x.plugin, "QueueOverused",
+                   "another pod in queue " + q.name);
+  return {};
+}
+
 Fit Session::StaticFit(const TaskInfo& t, const NodeInfo& n) const {
   TEPHRA_HOOKS(kHookPredicate);
   for (const auto& x : list) {

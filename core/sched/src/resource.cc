@@ -1,5 +1,6 @@
 #include "tephra/sched/resource.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tephra::sched {
@@ -19,21 +20,49 @@ std::optional<int> ResourceRegistry::Intern(std::string_view name) {
   return static_cast<int>(names_.size() - 1);
 }
 
-std::string ResourceRegistry::Format(const Resource& r) const {
+Resource Shortfall(const Resource& need, const Resource& avail) {
+  Resource out;
+  for (int i = 0; i < kMaxResources; ++i)
+    if (need.Get(i) > 0 && need.Get(i) > avail.Get(i)) out.Set(i, need.Get(i) - std::max<int64_t>(0, avail.Get(i)));
+  return out;
+}
+
+namespace {
+// Kubernetes' canonical quantity forms, so messages read like the pod specs users wrote: whole cores as
+// "4", fractions as "500m"; bytes with the largest binary suffix that divides them exactly ("16Gi").
+std::string Quantity(int i, int64_t v) {
+  if (v >= kUnlimited) return "unlimited";
+  if (i == kCpu) return v % 1000 == 0 ? std::to_string(v / 1000) : std::to_string(v) + "m";
+  if (i == kMemory && v != 0) {
+    static constexpr const char* kSuffix[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
+    for (int k = 0; k < 6; ++k) {
+      int64_t unit = int64_t{1} << (10 * (6 - k));
+      if (v % unit == 0) return std::to_string(v / unit) + kSuffix[k];
+    }
+  }
+  return std::to_string(v);
+}
+}  // namespace
+
+std::string ResourceRegistry::Format(const Resource& r, const char* if_empty) const {
   std::string out;
   for (int i = 0; i < size(); ++i) {
     int64_t v = r.Get(i);
-    if (v == 0) continue;
+    if (v == 0 || i == kPods) continue;
     if (!out.empty()) out += ", ";
     out += names_[static_cast<size_t>(i)];
     out += ' ';
-    if (v >= kUnlimited) {
-      out += "unlimited";
-    } else if (i == kCpu) {
-      out += std::to_string(v) + "m";
-    } else {
-      out += std::to_string(v);
-    }
+    out += Quantity(i, v);
+  }
+  return out.empty() ? std::string(if_empty) : out;
+}
+
+std::string ResourceRegistry::FormatDims(const Resource& r, const Resource& dims) const {
+  std::string out;
+  for (int i = 0; i < size(); ++i) {
+    if (dims.Get(i) <= 0 || i == kPods) continue;
+    if (!out.empty()) out += ", ";
+    out += names_[static_cast<size_t>(i)] + ' ' + Quantity(i, std::max<int64_t>(0, r.Get(i)));
   }
   return out;
 }

@@ -3,6 +3,8 @@
 #include "tephra/sched/scheduler.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <set>
 
 namespace tephra::sched {
@@ -86,6 +88,7 @@ CycleResult Scheduler::RunCycle(WallTime now) {
     out.metrics.action_us[std::string(action->Name())] += ssn.NowUs() - ta;
   }
   ReleaseStuckGangs(ssn);
+  ComputePositions(ssn);
   ssn.Close();
   WriteStatus(ssn);
   out.metrics.e2e_us = ssn.NowUs() - t0;
@@ -136,6 +139,57 @@ void Scheduler::ReleaseStuckGangs(Session& ssn) {
   }
 }
 
+// ----------------------------------------------------------------------------------- queue positions
+
+namespace {
+
+constexpr const char* kQueued = "Queued";
+
+bool Waiting(const JobInfo& j) {
+  return (j.phase == PodGroupPhase::kPending || j.phase == PodGroupPhase::kInqueue) && j.ReadyCount() < j.min_member;
+}
+
+// Exact near the front of the line, where users watch every step; ranges further back, so the text (and
+// hence a write) changes once per range, not once per job that starts ahead.
+std::string PositionText(int p, const std::string& queue) {
+  if (p <= 20) return "position " + std::to_string(p) + " in queue " + queue;
+  int bucket = p <= 100 ? 10 : p <= 1000 ? 100 : 1000;
+  int lo = (p - 1) / bucket * bucket + 1;
+  return "position " + std::to_string(lo) + "-" + std::to_string(lo + bucket - 1) + " in queue " + queue;
+}
+
+const PodGroupCondition* FindCondition(const std::vector<PodGroupCondition>& cs, const char* type) {
+  for (const auto& c : cs)
+    if (c.type == type) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+void Scheduler::ComputePositions(Session& ssn) {
+  const int64_t interval = conf_.core.queue_position_interval_ms;
+  if (interval <= 0) return;
+  if (positions_at_ != WallTime{} && ssn.now() - positions_at_ < std::chrono::milliseconds(interval)) return;
+  positions_at_ = ssn.now();
+  std::map<std::string, std::vector<const JobInfo*>> by_queue;
+  state_.ForEachJob([&](const JobInfo& j) {
+    if (Waiting(j)) by_queue[j.queue].push_back(&j);
+  });
+  position_.clear();
+  for (auto& [queue, jobs] : by_queue) {
+    std::stable_sort(jobs.begin(), jobs.end(), [&](const JobInfo* a, const JobInfo* b) { return ssn.JobLess(*a, *b); });
+    for (size_t i = 0; i < jobs.size(); ++i) position_[jobs[i]->key] = static_cast<int>(i) + 1;
+  }
+  position_dirty_.clear();
+  for (const auto& [key, pos] : position_) {
+    auto e = emitted_pg_.find(key);
+    if (e == emitted_pg_.end()) continue;  // its first write carries the position anyway
+    const JobInfo* j = state_.FindJob(key);
+    const PodGroupCondition* q = FindCondition(e->second.conditions, kQueued);
+    if (j && (!q || q->message != PositionText(pos, j->queue))) position_dirty_.insert(key);
+  }
+}
+
 // -------------------------------------------------------------------------------------------- status
 
 void Scheduler::WriteStatus(Session& ssn) {
@@ -149,6 +203,27 @@ void Scheduler::WriteStatus(Session& ssn) {
   state_.ForEachJob([&](const JobInfo& j) {
     if (j.sched.status_version != j.version) todo.insert(j.key);
   });
+  // Position-only writes, front of each line first, as many as the bucket holds.
+  const auto& co = conf_.core;
+  if (tokens_at_ == WallTime{}) position_tokens_ = co.position_write_burst;
+  else position_tokens_ += co.position_writes_per_second *
+                           std::chrono::duration<double>(ssn.now() - tokens_at_).count();
+  position_tokens_ = std::min<double>(position_tokens_, co.position_write_burst);
+  tokens_at_ = ssn.now();
+  std::set<std::string> granted;
+  if (!position_dirty_.empty() && position_tokens_ >= 1) {
+    std::vector<std::pair<int, std::string>> order;
+    for (const auto& key : position_dirty_) {
+      auto p = position_.find(key);
+      if (p != position_.end()) order.push_back({p->second, key});
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [pos, key] : order) {
+      if (granted.size() >= static_cast<size_t>(position_tokens_)) break;
+      granted.insert(key);
+      todo.insert(key);
+    }
+  }
   for (const auto& key : todo) {
     const JobInfo* jp = state_.FindJob(key);
     if (!jp) continue;
@@ -208,28 +283,67 @@ void Scheduler::WriteStatus(Session& ssn) {
     } else if (scheduled) {
       cond = PodGroupCondition{"Scheduled", "True", "", "tasks in gang are ready to be scheduled", {}};
     }
+    // conditions: [the cycle's Scheduled/Unschedulable (Volcano's), then Tephra's Queued], each optional.
+    const PodGroupCondition* prev_main =
+        prev != emitted_pg_.end() && !prev->second.conditions.empty() && prev->second.conditions[0].type != kQueued
+            ? &prev->second.conditions[0]
+            : nullptr;
+    const PodGroupCondition* prev_queued = prev != emitted_pg_.end() ? FindCondition(prev->second.conditions, kQueued) : nullptr;
     if (cond) {
-      bool same = prev != emitted_pg_.end() && !prev->second.conditions.empty() && prev->second.conditions[0] == *cond;
-      cond->last_transition_time = same ? prev->second.conditions[0].last_transition_time : ssn.now();
+      bool same = prev_main && *prev_main == *cond;
+      cond->last_transition_time = same ? prev_main->last_transition_time : ssn.now();
       u.conditions = {*cond};
       if (!same) {
         out.events.push_back({"PodGroup", j.ns, j.name, cond->type == "Scheduled" ? "Normal" : "Warning",
                               cond->type, cond->message});
       }
-    } else if (prev != emitted_pg_.end()) {
-      u.conditions = prev->second.conditions;
+    } else if (prev_main) {
+      u.conditions = {*prev_main};
     }
+    const PodGroupCondition* main_now = u.conditions.empty() ? nullptr : &u.conditions[0];
     bool changed = resync_status_ || first_of_implicit || prev == emitted_pg_.end() || prev->second.phase != u.phase || prev->second.running != u.running ||
                    prev->second.succeeded != u.succeeded || prev->second.failed != u.failed ||
-                   prev->second.conditions != u.conditions;
+                   (prev_main == nullptr) != (main_now == nullptr) || (prev_main && !(*prev_main == *main_now));
+    // Queued: True with the position while the job waits, False once it started. A moved position alone
+    // is written only with a token (granted) or riding on a write that happens anyway.
+    bool waiting = (phase == PodGroupPhase::kPending || phase == PodGroupPhase::kInqueue) && !scheduled &&
+                   j.ReadyCount() < j.min_member;
+    std::optional<PodGroupCondition> queued;
+    if (waiting) {
+      auto p = position_.find(key);
+      std::string text = p != position_.end() ? PositionText(p->second, j.queue) : "waiting in queue " + j.queue;
+      bool was_waiting = prev_queued && prev_queued->status == "True";
+      if (was_waiting && prev_queued->message != text && !changed && !granted.count(key)) {
+        text = prev_queued->message;  // no token: the old position stays until one is free (still dirty)
+      } else {
+        position_dirty_.erase(key);
+      }
+      queued = PodGroupCondition{kQueued, "True", "InQueue", text, {}};
+    } else if (prev_queued && prev_queued->status == "True") {
+      queued = PodGroupCondition{kQueued, "False", "Started", "the job left its queue and started", {}};
+    } else if (prev_queued) {
+      queued = *prev_queued;
+    }
+    if (queued) {
+      bool same_status = prev_queued && prev_queued->status == queued->status;
+      queued->last_transition_time = same_status ? prev_queued->last_transition_time : ssn.now();
+      if (!prev_queued || !(*prev_queued == *queued)) changed = true;
+      u.conditions.push_back(*queued);
+      if (granted.count(key)) position_tokens_ -= 1;
+    }
+    if (!waiting) position_dirty_.erase(key);
     j.sched.status_version = j.version;
     if (!changed) continue;
     emitted_pg_[key] = u;
     if (j.implicit) continue;  // remembered for the PodGroup that will replace it; nothing to write yet
     out.pod_groups.push_back(std::move(u));
   }
-  for (const auto& key : state_.TakeRemovedJobs())
-    if (!state_.FindJob(key)) emitted_pg_.erase(key);
+  for (const auto& key : state_.TakeRemovedJobs()) {
+    if (state_.FindJob(key)) continue;
+    emitted_pg_.erase(key);
+    position_.erase(key);
+    position_dirty_.erase(key);
+  }
   state_.ForEachQueue([&](const QueueInfo& q) {
     auto it = emitted_queue_.find(q.name);
     if (!resync_status_ && it != emitted_queue_.end() && it->second == q.allocated) return;

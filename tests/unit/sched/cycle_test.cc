@@ -33,10 +33,16 @@ TEST(Cycle, TwoWholeClusterGangsOneWinsOtherBindsNothing) {
   EXPECT_EQ(a, 4) << "older gang goes first (creation time tie-break)";
   const PodGroupStatusUpdate* pb = FindPg(r, "ns/b");
   ASSERT_NE(pb, nullptr);
-  ASSERT_EQ(pb->conditions.size(), 1u);
+  ASSERT_EQ(pb->conditions.size(), 2u);
   EXPECT_EQ(pb->conditions[0].type, "Unschedulable");
   EXPECT_EQ(pb->conditions[0].reason, "NotEnoughResources");
-  EXPECT_EQ(pb->conditions[0].message, "4/4 tasks in gang unschedulable: 4 node(s) had insufficient nvidia.com/gpu");
+  EXPECT_EQ(pb->conditions[0].message,
+            "4/4 tasks in gang unschedulable: 4 node(s) had insufficient nvidia.com/gpu; short by nvidia.com/gpu 32: "
+            "the gang still needs 4 pod(s) (cpu 16, memory 128Gi, nvidia.com/gpu 32) and the cluster has cpu 112, "
+            "memory 896Gi, nvidia.com/gpu 0 free");
+  EXPECT_EQ(pb->conditions[1].type, "Queued");
+  EXPECT_EQ(pb->conditions[1].status, "True");
+  EXPECT_EQ(pb->conditions[1].message, "position 1 in queue default");
   const PodGroupStatusUpdate* pa = FindPg(r, "ns/a");
   ASSERT_NE(pa, nullptr);
   EXPECT_EQ(pa->phase, PodGroupPhase::kRunning);
@@ -342,7 +348,8 @@ TEST(Cycle, FitErrorsNameWhatIsShort) {
   ASSERT_NE(pg, nullptr);
   EXPECT_EQ(pg->conditions[0].message,
             "1/1 tasks in gang unschedulable: 2 node(s) had insufficient nvidia.com/gpu, "
-            "2 node(s) had untolerated taint {k: v}");
+            "2 node(s) had untolerated taint {k: v}; the cluster has enough free in total (cpu 32, nvidia.com/gpu 20) "
+            "for the 1 pod(s) the gang still needs (cpu 1, nvidia.com/gpu 8), but no node that fits them");
   ASSERT_EQ(r.events.size(), 1u);
   EXPECT_EQ(r.events[0].type, "Warning");
   EXPECT_EQ(c.Run().events.size(), 0u) << "the same condition is not re-announced";
@@ -417,7 +424,8 @@ TEST(Cycle, HostnameAntiAffinitySpreadsTheGang) {
   const PodGroupStatusUpdate* pg = FindPg(r, "ns/fourth");
   ASSERT_NE(pg, nullptr);
   EXPECT_EQ(pg->conditions[0].message,
-            "1/4 tasks in gang unschedulable: 3 node(s) didn't match pod anti-affinity rules");
+            "1/4 tasks in gang unschedulable: 3 node(s) didn't match pod anti-affinity rules; the cluster has enough "
+            "free in total (cpu 183) for the 1 pod(s) the gang still needs (cpu 1), but no node that fits them");
 }
 
 TEST(Cycle, MinTaskMemberPerRole) {
@@ -516,8 +524,9 @@ TEST(Cycle, ResyncStatusReemitsEverythingWithoutEvents) {
   ASSERT_NE(fits, nullptr);
   ASSERT_NE(huge, nullptr);
   EXPECT_EQ(fits->phase, PodGroupPhase::kRunning);
-  ASSERT_EQ(huge->conditions.size(), 1u);
+  ASSERT_EQ(huge->conditions.size(), 2u);
   EXPECT_EQ(huge->conditions[0].type, "Unschedulable");
+  EXPECT_EQ(huge->conditions[1].type, "Queued");
   EXPECT_TRUE(r.events.empty()) << r.events.size() << " events repeated by a resync";
   EXPECT_FALSE(r.queues.empty()) << "queue status is re-sent too";
   r = c.Run();

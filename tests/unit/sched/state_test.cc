@@ -30,6 +30,9 @@ TEST(ResourceRegistry, InternsUpToCapacity) {
   for (int i = 0; i < kMaxResources; ++i) (void)r.Intern("x/" + std::to_string(i));
   EXPECT_FALSE(r.Intern("one-too-many").has_value());
   EXPECT_EQ(r.Format(Resource::Cpu(500).With(gpu, 2)), "cpu 500m, nvidia.com/gpu 2");
+  // Quantities read like a pod spec: whole cores, binary suffixes; the pod count is not a resource to users.
+  EXPECT_EQ(r.Format(Resource::CpuMem(4000, int64_t{16} << 30).With(kPods, 3)), "cpu 4, memory 16Gi");
+  EXPECT_EQ(r.Format(Resource::CpuMem(1500, 1000)), "cpu 1500m, memory 1000");
 }
 
 TEST(Selectors, OperatorsAndTolerations) {

@@ -29,6 +29,10 @@ void RunVictimSearch(Session& ssn, const VictimSearchOptions& options);
 // Parses the arguments both share; InvalidArgument names the action and the argument.
 core::StatusOr<VictimSearchOptions> ParseVictimSearchOptions(const ActionConfiguration& c, bool reclaim);
 
+// False when the job's queue is missing or not Open; then the job's fit error says so (QueueNotFound /
+// QueueClosed), so `tephra ctl job why` has an answer for jobs no action looks at.
+bool QueueAdmits(Session& ssn, const JobInfo& job);
+
 // Volcano's fit-error wording for a resource shortage of `t` on a node with `avail` ("" when it fits).
 std::string ResourceReason(const ClusterState& st, const TaskInfo& t, const Resource& avail);
 

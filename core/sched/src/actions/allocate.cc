@@ -84,8 +84,7 @@ class Allocator {
         ++ssn_.result().metrics.jobs_skipped_clean;
         return;
       }
-      const QueueInfo* q = st_.FindQueue(j.queue);
-      if (!q || q->state != QueueState::kOpen) return;
+      if (!QueueAdmits(ssn_, j)) return;
       ValidateResult v = ssn_.JobValid(j);
       if (!v.pass) {
         invalid_[j.key] = v;
@@ -103,6 +102,10 @@ class Allocator {
         if (next[name] >= jobs.size()) continue;
         const QueueInfo* q = st_.FindQueue(name);
         if (ssn_.Overused(*q)) {
+          // Every job still waiting in this queue waits for the same thing: say so once per job.
+          Refusal why = ssn_.ExplainOverused(*q);
+          for (size_t i = next[name]; i < jobs.size(); ++i)
+            ssn_.RecordFitErrors(jobs[i]->key, -1, why.reason + "\n" + why.message);
           next[name] = jobs.size();
           continue;
         }
@@ -213,6 +216,7 @@ class Allocator {
       }
       if (!ssn_.Allocatable(q, *t)) {
         queue_full_ = true;
+        if (queue_refusal_.empty()) queue_refusal_ = ssn_.ExplainAllocatable(q, *t);
         // Say what is short: node reasons when no node could take the task anyway, else the queue.
         if (last_reasons_.empty()) {
           auto reasons = Explain(*t, allowed);
@@ -359,6 +363,7 @@ class Allocator {
     });
     if (tasks.empty()) return;
     queue_full_ = false;
+    queue_refusal_ = {};
     last_reasons_.clear();
     auto& m = ssn_.result().metrics;
     // Retry of a gang that failed before: if the whole cluster's future-idle cannot hold the gang's
@@ -403,7 +408,15 @@ class Allocator {
     bool pipelined = !stmt.empty() && ssn_.JobPipelined(job);
     int unsched = static_cast<int>(unplaced.size());
     std::string msg = !topo_error.empty() ? topo_error : FormatReasons(last_reasons_);
-    if (queue_full_ && msg.empty()) msg = "queue " + q.name + " resource quota insufficient";
+    if (queue_full_ && msg.empty()) {
+      // The queue, not the nodes, is the limit: its own reason, with Volcano's count prefix in the message.
+      msg = std::to_string(unsched) + "/" + std::to_string(job.TotalTasks()) + " tasks in gang unschedulable: " +
+            (queue_refusal_.empty() ? "queue " + q.name + " resource quota insufficient" : queue_refusal_.message);
+      unsched = -1;
+      msg = (queue_refusal_.empty() ? std::string("OverDeserved") : queue_refusal_.reason) + "\n" + msg;
+    } else {
+      msg += Shortage(job, stmt, tasks);
+    }
     ssn_.RecordFitErrors(job.key, unsched, msg);
     ++m.schedule_attempts["unschedulable"];
     if (pipelined) {
@@ -480,6 +493,35 @@ class Allocator {
     return PlaceLeafGreedy(job, q, tasks, st_.SchedulableNodes(), stmt);
   }
 
+  // "; short by ..." for a gang that failed: what its missing minimum needs against what the whole cluster has
+  // free (or being freed). When nothing is short in total, the pods fail on nodes one by one
+  // (fragmentation, predicates), which the per-node reasons before this already say.
+  std::string Shortage(const JobInfo& job, const Statement& stmt, const std::vector<const TaskInfo*>& sorted) {
+    int missing = job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined);
+    // Placements of this attempt still sit in the statement (not yet discarded): they are not "free".
+    Resource idle = ClusterIdle();
+    for (const auto& e : stmt.entries()) idle -= st_.FindTask(e.task_uid)->request;
+    Resource need;
+    int counted = 0;
+    for (const TaskInfo* t : sorted) {
+      if (counted >= missing) break;
+      need += t->request;
+      ++counted;
+    }
+    if (counted == 0) return {};
+    idle = idle.ClampZero();
+    Resource short_by = Shortfall(need, idle);
+    const auto& fmt = st_.resources();
+    if (short_by.IsZero()) {
+      return "; the cluster has enough free in total (" + fmt.FormatDims(idle, need) + ") for the " +
+             std::to_string(counted) + " pod(s) the gang still needs (" + fmt.Format(need) +
+             "), but no node that fits them";
+    }
+    return "; short by " + fmt.Format(short_by) + ": the gang still needs " + std::to_string(counted) +
+           " pod(s) (" + fmt.Format(need) + ") and the cluster has " +
+           fmt.FormatDims(idle, need) + " free";
+  }
+
   // Sum of FutureIdle over schedulable nodes, computed on first use and kept current as jobs commit.
   const Resource& ClusterIdle() {
     if (!cluster_idle_valid_) {
@@ -497,6 +539,7 @@ class Allocator {
   std::map<uint32_t, Group> shared_;
   ClusterState& st_;
   bool queue_full_ = false;
+  Refusal queue_refusal_;  // why the queue refused this job's first refused pod
   std::map<std::string, int> last_reasons_;
   std::map<std::string, ValidateResult> invalid_;
 

@@ -20,8 +20,7 @@ class Enqueue final : public Action {
     std::map<std::string, std::vector<const JobInfo*>> by_queue;
     st.ForEachJob([&](const JobInfo& j) {
       if (j.phase != PodGroupPhase::kPending) return;
-      const QueueInfo* q = st.FindQueue(j.queue);
-      if (!q || q->state != QueueState::kOpen) return;
+      if (!QueueAdmits(ssn, j)) return;
       by_queue[j.queue].push_back(&j);
     });
     if (by_queue.empty()) return;
@@ -33,7 +32,11 @@ class Enqueue final : public Action {
       auto& jobs = by_queue[q->name];
       std::stable_sort(jobs.begin(), jobs.end(), [&](const JobInfo* a, const JobInfo* b) { return ssn.JobLess(*a, *b); });
       for (const JobInfo* j : jobs) {
-        if (!ssn.JobEnqueueable(*j)) continue;
+        if (!ssn.JobEnqueueable(*j)) {
+          Refusal why = ssn.ExplainEnqueue(*j);
+          ssn.RecordFitErrors(j->key, -1, why.reason + "\n" + why.message);
+          continue;
+        }
         st.AdmitJob(j->key);
         ssn.JobEnqueued(*j);
       }

@@ -10,6 +10,21 @@ std::string ResourceReason(const ClusterState& st, const TaskInfo& t, const Reso
   if (d == kPods) return "node(s) had too many pods";
   return "node(s) had insufficient " + st.resources().Name(d);
 }
+
+bool QueueAdmits(Session& ssn, const JobInfo& job) {
+  const QueueInfo* q = ssn.state().FindQueue(job.queue);
+  if (q && q->state == QueueState::kOpen) return true;
+  if (!q) {
+    ssn.RecordFitErrors(job.key, -1, "QueueNotFound\nqueue " + job.queue +
+                                         " does not exist; create it or set the job's queue to an existing one");
+  } else {
+    ssn.RecordFitErrors(job.key, -1,
+                        "QueueClosed\nqueue " + job.queue + " is " +
+                            (q->state == QueueState::kClosing ? "closing" : q->state == QueueState::kClosed ? "closed" : "not open") +
+                            " and starts no jobs; open it (vcctl queue operate -n " + job.queue + " -a open)");
+  }
+  return false;
+}
 }  // namespace actions
 
 ActionRegistry ActionRegistry::Builtin() {

@@ -1,4 +1,6 @@
 // The "overcommit" plugin.
+#include <cstdio>
+
 #include "plugins.h"
 
 namespace tephra::sched::plugins {
@@ -27,11 +29,25 @@ class OvercommitPlugin final : public Plugin {
     if (!j.min_resources) return Vote::kPermit;
     return (*j.min_resources + inqueue_).FitsIn(budget_) ? Vote::kPermit : Vote::kReject;
   }
+  Refusal ExplainEnqueue(const Session& ssn, const JobInfo& j) const override {
+    const auto& fmt = ssn.state().resources();
+    const Resource& need = *j.min_resources;
+    Resource room = (budget_ - inqueue_).ClampZero();
+    return {"OverClusterCapacity",
+            "the cluster cannot admit the job's minimum (" + fmt.Format(need) + "): with overcommit-factor " +
+                FormatFactor() + " there is room for " + fmt.FormatDims(room, need) +
+                " after the running and admitted jobs; short by " + fmt.Format(Shortfall(need, room))};
+  }
   void OnJobEnqueued(Session&, const JobInfo& j) override {
     if (j.min_resources) inqueue_ += (*j.min_resources - j.allocated).ClampZero();
   }
 
  private:
+  std::string FormatFactor() const {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", factor_);
+    return buf;
+  }
   double factor_;
   Resource budget_, inqueue_;
 };

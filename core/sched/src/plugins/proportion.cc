@@ -128,6 +128,39 @@ class ProportionPlugin final : public Plugin {
     Resource need = *j.min_resources + (q ? q->allocated : Resource()) + it->second.inqueue;
     return need.FitsIn(it->second.real_capability) ? Vote::kPermit : Vote::kReject;
   }
+  Refusal ExplainEnqueue(const Session& ssn, const JobInfo& j) const override {
+    auto it = attrs_.find(j.queue);
+    if (it == attrs_.end()) return {"QueueNotFound", "queue " + j.queue + " is unknown to the proportion plugin"};
+    const auto& fmt = ssn.state().resources();
+    const QueueInfo* q = ssn.state().FindQueue(j.queue);
+    Resource used = (q ? q->allocated : Resource()) + it->second.inqueue;
+    Resource short_by = Shortfall(*j.min_resources + used, it->second.real_capability);
+    return {"OverCapability", "queue " + j.queue + " would exceed its capability (" +
+                                  fmt.FormatDims(it->second.real_capability, *j.min_resources) +
+                                  ") by " + fmt.Format(short_by) + ": the job's minimum is " +
+                                  fmt.Format(*j.min_resources) + ", the queue already holds " +
+                                  fmt.FormatDims(used, *j.min_resources) +
+                                  " (allocated and admitted)"};
+  }
+  Refusal ExplainOverused(const Session& ssn, const QueueInfo& q) const override {
+    auto it = attrs_.find(q.name);
+    if (it == attrs_.end()) return {};
+    const auto& fmt = ssn.state().resources();
+    return {"OverDeserved", "queue " + q.name + " already uses its deserved share (" +
+                                fmt.Format(it->second.deserved, "nothing") + "; allocated " +
+                                fmt.Format(q.allocated, "nothing") +
+                                "); its jobs wait until other queues' demand falls or the cluster grows"};
+  }
+  Refusal ExplainAllocatable(const Session& ssn, const QueueInfo& q, const TaskInfo& t) const override {
+    auto it = attrs_.find(q.name);
+    if (it == attrs_.end()) return {};
+    const auto& fmt = ssn.state().resources();
+    Resource short_by = Shortfall(q.allocated + t.request, it->second.deserved);
+    return {"OverDeserved", "queue " + q.name + " would exceed its deserved share (" +
+                                fmt.FormatDims(it->second.deserved, t.request) + ") by " + fmt.Format(short_by) +
+                                " with the next pod (" + fmt.Format(t.request) + "); allocated " +
+                                fmt.FormatDims(q.allocated, t.request)};
+  }
   void OnJobEnqueued(Session&, const JobInfo& j) override {
     auto it = attrs_.find(j.queue);
     if (it != attrs_.end() && j.min_resources) it->second.inqueue += (*j.min_resources - j.allocated).ClampZero();

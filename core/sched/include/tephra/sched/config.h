@@ -59,6 +59,15 @@ struct CoreOptions {
   // jobs already tried in this round are skipped unless they changed, so every job is reached, while the
   // process applies the watch events that arrived meanwhile between the two cycles. docs/scheduler.md.
   int64_t allocate_slice_us = 0;
+  // Queue positions (docs/why-pending.md): each waiting job's place in its queue's order is recomputed at
+  // most this often (a sort of every waiting job by the JobOrder plugins) and written to its PodGroup's
+  // `Queued` condition, exact up to 20 and as a range beyond. A write that carries nothing but a moved
+  // position spends a token of a bucket refilled at `position_writes_per_second` (burst
+  // `position_write_burst`), the front of each queue first, so 10,000 pending jobs cost a bounded number of
+  // writes per second however often the line moves. 0 interval: positions off.
+  int64_t queue_position_interval_ms = 2000;
+  double position_writes_per_second = 20;
+  int position_write_burst = 100;
 };
 
 struct SchedulerConf {

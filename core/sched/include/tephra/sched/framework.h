@@ -79,6 +79,15 @@ struct Fit {
   std::string Text() const;  // "" when ok()
 };
 
+// Why a plugin said no, in words a user can act on (docs/why-pending.md). `reason` is a stable CamelCase
+// word tools may switch on ("OverCapability", "OverDeserved", "OverClusterCapacity"); `message` names the
+// queue, the resource that is short and by how much. Built only after a refusal, never on the hot path.
+struct Refusal {
+  std::string reason;
+  std::string message;
+  bool empty() const { return reason.empty(); }
+};
+
 struct ValidateResult {
   bool pass = true;
   std::string reason;   // "NotEnoughTasks", "NotEnoughPodsOfTask"
@@ -117,6 +126,12 @@ class Plugin {
   // True when NodeScore for this job's tasks depends on the job itself (e.g. task-topology annotations):
   // such jobs get private score heaps instead of the per-shape heaps shared across jobs.
   virtual bool JobDependentScore(const Session&, const JobInfo&) const { return false; }
+  // Explanations of a refusal by this plugin's JobEnqueueable (kReject), Overused (true) or Allocatable
+  // (false). Called only after that refusal; an empty Refusal means "no words", and the session falls back
+  // to a generic one naming the plugin.
+  virtual Refusal ExplainEnqueue(const Session&, const JobInfo&) const { return {}; }
+  virtual Refusal ExplainOverused(const Session&, const QueueInfo&) const { return {}; }
+  virtual Refusal ExplainAllocatable(const Session&, const QueueInfo&, const TaskInfo&) const { return {}; }
   // Called by the enqueue action after a job moved Pending -> Inqueue (plugins track inqueue resources).
   virtual void OnJobEnqueued(Session&, const JobInfo&) {}
   // Higher is better; used to rank HyperNodes of one tier that can hold a job.
@@ -194,6 +209,11 @@ class Session {
   bool JobEnqueueable(const JobInfo& job) const;
   bool Overused(const QueueInfo& q) const;
   bool Allocatable(const QueueInfo& q, const TaskInfo& t) const;
+  // Why the combined hook said no (call after JobEnqueueable false / Overused true / Allocatable false):
+  // the first refusing plugin's explanation.
+  Refusal ExplainEnqueue(const JobInfo& job) const;
+  Refusal ExplainOverused(const QueueInfo& q) const;
+  Refusal ExplainAllocatable(const QueueInfo& q, const TaskInfo& t) const;
   Fit StaticFit(const TaskInfo& t, const NodeInfo& n) const;
   Fit DynamicFit(const TaskInfo& t, const NodeInfo& n) const;
   // Text forms ("" = fits) for callers that need the message anyway; allocate only on failure.

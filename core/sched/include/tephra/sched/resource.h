@@ -77,6 +77,10 @@ class Resource {
   std::array<int64_t, kMaxResources> v_;
 };
 
+// What `need` lacks in `avail`: need - avail on every dimension `need` requests (> 0) and `avail` cannot
+// cover; zero elsewhere. "Short by" in explanations.
+Resource Shortfall(const Resource& need, const Resource& avail);
+
 // Name <-> dimension index. Fixed names: "cpu", "memory", "pods". Extended scalars are interned on first
 // use; at most kMaxResources - kFirstScalar of them (Intern returns nullopt past that: the caller logs and
 // ignores the resource, which the scheduler then treats as not requested).
@@ -88,7 +92,11 @@ class ResourceRegistry {
   const std::string& Name(int index) const { return names_[static_cast<size_t>(index)]; }
   int size() const { return static_cast<int>(names_.size()); }
   // "cpu 500m, memory 1Gi, nvidia.com/gpu 8" style rendering of the non-zero dimensions, for messages.
-  std::string Format(const Resource& r) const;
+  // `if_empty` is returned when no dimension is set (explanations say "nothing").
+  std::string Format(const Resource& r, const char* if_empty = "") const;
+  // `r` on exactly the dimensions `dims` requests (> 0), zeros included, so "the cluster has cpu 96,
+  // nvidia.com/gpu 0 free" names what a GPU job lacks and does not list resources it never asked for.
+  std::string FormatDims(const Resource& r, const Resource& dims) const;
 
  private:
   std::vector<std::string> names_;

@@ -21,7 +21,9 @@
 // used only to measure durations for metrics.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,9 @@ class Scheduler {
   core::Status Build(const SchedulerConf& conf, std::vector<PluginSlot>* plugins,
                      std::vector<std::unique_ptr<Action>>* actions) const;
   void ReleaseStuckGangs(Session& ssn);
+  // Recomputes position_ (at most every CoreOptions::queue_position_interval_ms); needs the open session
+  // for the JobOrder plugins.
+  void ComputePositions(Session& ssn);
   void WriteStatus(Session& ssn);
 
   SchedulerConf conf_;
@@ -92,6 +97,13 @@ class Scheduler {
   std::map<std::string, PodGroupStatusUpdate> emitted_pg_;  // job key -> last emitted (carries the uid)
   bool resync_status_ = false;
   std::map<std::string, Resource> emitted_queue_;
+  // Waiting jobs' 1-based places in their queue's order, as of positions_at_; dirty: jobs whose written
+  // position text differs from the current one (written as the token bucket allows).
+  std::map<std::string, int> position_;
+  std::set<std::string> position_dirty_;
+  WallTime positions_at_{};
+  double position_tokens_ = 0;
+  WallTime tokens_at_{};
 };
 
 }  // namespace tephra::sched

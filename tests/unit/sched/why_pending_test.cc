@@ -1,0 +1,159 @@
+// "Why is my job pending": every gate that holds a job back names itself in the PodGroup's Unschedulable
+// condition, and every waiting job carries its queue position in a Queued condition whose writes stay
+// bounded however many jobs wait (docs/why-pending.md).
+#include <map>
+#include <string>
+
+#include "fixture.h"
+
+namespace tephra::sched::testing {
+namespace {
+
+const PodGroupStatusUpdate* FindPg(const CycleResult& r, const std::string& key) {
+  for (const auto& u : r.pod_groups)
+    if (u.job == key) return &u;
+  return nullptr;
+}
+
+const PodGroupCondition* Cond(const PodGroupStatusUpdate* u, const std::string& type) {
+  if (!u) return nullptr;
+  for (const auto& c : u->conditions)
+    if (c.type == type) return &c;
+  return nullptr;
+}
+
+TEST(WhyPending, ClosedAndMissingQueuesSaySo) {
+  Cluster c;
+  QueueInfo closed;
+  closed.name = "closed";
+  closed.state = QueueState::kClosed;
+  c.st().UpsertQueue(closed);
+  c.Node("n0", 8000, 64 * kGi);
+  c.Gang("in-closed", 1, Resource::Cpu(1000), "closed");
+  c.Gang("in-missing", 1, Resource::Cpu(1000), "nope");
+  CycleResult r = c.Run();
+  const PodGroupCondition* a = Cond(FindPg(r, "ns/in-closed"), "Unschedulable");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->reason, "QueueClosed");
+  EXPECT_EQ(a->message, "queue closed is closed and starts no jobs; open it (vcctl queue operate -n closed -a open)");
+  const PodGroupCondition* b = Cond(FindPg(r, "ns/in-missing"), "Unschedulable");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->reason, "QueueNotFound");
+  EXPECT_NE(b->message.find("queue nope does not exist"), std::string::npos) << b->message;
+  // One Event per change, not per cycle.
+  r = c.Run();
+  EXPECT_EQ(FindPg(r, "ns/in-closed"), nullptr);
+  EXPECT_TRUE(r.events.empty());
+}
+
+TEST(WhyPending, EnqueueRefusalNamesTheCapabilityAndTheShortfall) {
+  Cluster c;
+  c.Queue("small", 1, Resource::Unlimited().With(kCpu, 4000));
+  c.Node("n0", 64000, 256 * kGi);
+  JobInfo j = c.Job("big", 2, "small");
+  j.min_resources = Resource::CpuMem(6000, 8 * kGi);
+  c.AddJob(j);
+  CycleResult r = c.Run();
+  const PodGroupCondition* u = Cond(FindPg(r, "ns/big"), "Unschedulable");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->reason, "OverCapability");
+  EXPECT_EQ(u->message,
+            "queue small would exceed its capability (cpu 4, memory 256Gi) by cpu 2: the job's minimum is cpu 6, "
+            "memory 8Gi, the queue already holds cpu 0, memory 0 (allocated and admitted)");
+}
+
+TEST(WhyPending, OverusedQueueExplainsItsDeservedShare) {
+  Cluster c;
+  c.Queue("a");
+  c.Queue("b");
+  c.Node("n0", 16000, 64 * kGi);
+  // Queue a runs 8 of the 16 CPUs; then b asks for 9 (in one pod, which fits nowhere) and a for one more. Each
+  // queue deserves 8, so a's next job waits for its queue's share although a CPU is free, and says so.
+  c.Gang("a-first", 8, Resource::Cpu(1000), "a");
+  c.Run();
+  c.Gang("a-second", 1, Resource::Cpu(1000), "a");
+  c.Gang("b-big", 1, Resource::Cpu(9000), "b");
+  CycleResult r = c.RunAt(1);
+  EXPECT_EQ(c.BoundCount("ns/a-second"), 0);
+  const PodGroupCondition* u = Cond(FindPg(r, "ns/a-second"), "Unschedulable");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->reason, "OverDeserved");
+  EXPECT_EQ(u->message,
+            "1/1 tasks in gang unschedulable: queue a would exceed its deserved share (cpu 8) by cpu 1 with the next "
+            "pod (cpu 1); allocated cpu 8");
+}
+
+TEST(WhyPending, PositionsFollowTheQueueOrder) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 4000, 16 * kGi);
+  c.Gang("running", 1, Resource::Cpu(4000));
+  c.Run();
+  JobInfo low = c.Job("low", 1);
+  c.AddJob(low);
+  c.st().UpsertPod(c.Pod(low, 0, Resource::Cpu(1000)));
+  JobInfo high = c.Job("high", 1, "default", /*priority=*/100);
+  c.AddJob(high);
+  c.st().UpsertPod(c.Pod(high, 0, Resource::Cpu(1000)));
+  CycleResult r = c.RunAt(10);
+  const PodGroupCondition* h = Cond(FindPg(r, "ns/high"), "Queued");
+  const PodGroupCondition* l = Cond(FindPg(r, "ns/low"), "Queued");
+  ASSERT_NE(h, nullptr);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(h->status, "True");
+  EXPECT_EQ(h->message, "position 1 in queue default") << "priority goes first, though created later";
+  EXPECT_EQ(l->message, "position 2 in queue default");
+  // The running job's Queued condition turned False when it started.
+  c.st().RemovePod("running-0");
+  c.st().RemoveJob("ns/running");
+  r = c.RunAt(20);
+  const PodGroupCondition* started = Cond(FindPg(r, "ns/high"), "Queued");
+  ASSERT_NE(started, nullptr);
+  EXPECT_EQ(started->status, "False");
+  EXPECT_EQ(started->reason, "Started");
+}
+
+// 3,000 one-pod jobs wait for a node that runs one at a time; every cycle the head starts and the whole line
+// moves up by one. Writes per cycle stay within the one that started plus the position budget, and the
+// written positions still converge to the truth once the line stops moving.
+TEST(WhyPending, PositionWritesAreBoundedAndConverge) {
+  SchedulerConf conf = Cluster::Conf();
+  conf.core.queue_position_interval_ms = 1000;
+  conf.core.position_writes_per_second = 20;
+  conf.core.position_write_burst = 100;
+  Cluster c(conf);
+  c.Queue("default");
+  c.Node("n0", 1000, 16 * kGi);
+  constexpr int kJobs = 3000;
+  for (int i = 0; i < kJobs; ++i) c.Gang("j" + std::to_string(10000 + i), 1, Resource::Cpu(1000));
+  std::map<std::string, std::string> written;  // job -> last written Queued message
+  auto collect = [&](const CycleResult& r) {
+    for (const auto& u : r.pod_groups)
+      if (const PodGroupCondition* q = Cond(&u, "Queued")) written[u.job] = q->message;
+  };
+  int64_t t = 0;
+  collect(c.RunAt(t));  // the first write of every PodGroup (not budgeted: each is new)
+  size_t max_writes = 0;
+  for (int started = 0; started < 30; ++started) {
+    std::string head = "ns/j" + std::to_string(10000 + started);
+    ASSERT_EQ(c.BoundCount(head), 1) << head;
+    c.st().RemovePod("j" + std::to_string(10000 + started) + "-0");
+    c.st().RemoveJob(head);
+    t += 2;  // two seconds per cycle: 40 tokens, positions recomputed every cycle
+    CycleResult r = c.RunAt(t);
+    max_writes = std::max(max_writes, r.pod_groups.size());
+    collect(r);
+  }
+  // Per cycle: the job that started (Queued -> False) plus at most the 40 tokens earned in 2 s.
+  EXPECT_LE(max_writes, 41u);
+  // Quiet line: the budget catches up, and the front of the line is exact.
+  for (int i = 0; i < 200; ++i) collect(c.RunAt(t += 2));
+  EXPECT_EQ(written["ns/j10031"], "position 1 in queue default");
+  EXPECT_EQ(written["ns/j10050"], "position 20 in queue default");
+  EXPECT_EQ(written["ns/j10051"], "position 21-30 in queue default");
+  EXPECT_EQ(written["ns/j10200"], "position 101-200 in queue default");
+  EXPECT_EQ(written["ns/j12999"], "position 2001-3000 in queue default");
+}
+
+}  // namespace
+}  // namespace tephra::sched::testing
