@@ -15,6 +15,7 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   auto* min_interval = new std::string("20ms");
   auto* resync = new std::string("30s");
   auto* slice = new std::string("20ms");
+  auto* position_interval = new std::string("2s");
   auto* listen = new std::string();
   // Volcano's scheduler defaults (2000/2000): the binds are paced by this bucket, and 50/s would make the
   // client, not the API server, the binding ceiling. Status writes and Events have clients of their own.
@@ -49,6 +50,15 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
       ->delimiter(',');
   app->add_option("--retry-unchanged-every", o->retry_unchanged_every_cycles,
                   "Retry unschedulable gangs whose inputs did not change every N cycles");
+  app->add_option("--queue-position-interval", *position_interval,
+                  "Recompute each waiting job's place in its queue (the PodGroup's Queued condition, shown by "
+                  "`tephra ctl job why`) at most this often; 0 = off")
+      ->capture_default_str();
+  app->add_option("--position-writes-per-second", o->position_writes_per_second,
+                  "Budget of PodGroup status writes that only move a queue position (the front of each queue "
+                  "first); other status changes are never delayed by it")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app->add_option("--extender-address", o->extender_address,
                   "host:port serving the kube-scheduler extender API (filter, prioritize, bind; docs/extender.md); "
                   "default off");
@@ -81,7 +91,8 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
     if (!parse("--schedule-period", *period, &o->schedule_period, false) ||
         !parse("--min-schedule-interval", *min_interval, &o->min_schedule_interval, true) ||
         !parse("--status-resync-period", *resync, &o->status_resync_period, true) ||
-        !parse("--allocate-slice", *slice, &o->allocate_slice, true)) {
+        !parse("--allocate-slice", *slice, &o->allocate_slice, true) ||
+        !parse("--queue-position-interval", *position_interval, &o->queue_position_interval, true)) {
       *exit_code = 2;
       return;
     }

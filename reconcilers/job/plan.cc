@@ -84,6 +84,7 @@ void SetPhase(api::JobStatus* st, const std::string& phase, const std::string& n
                                       [&](const api::JobCondition& c) { return c.status == phase; }),
                        st->conditions.end());
   api::JobCondition c;
+  c.type = phase;
   c.status = phase;
   c.last_transition_time = now;
   st->conditions.push_back(std::move(c));

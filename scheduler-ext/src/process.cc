@@ -164,6 +164,11 @@ void ApplyCoreFlags(const SchedulerOptions& o, sched::SchedulerConf* c) {
   if (!o.topology_label_keys.empty()) c->core.topology_label_keys = o.topology_label_keys;
   c->core.retry_unchanged_every_cycles = o.retry_unchanged_every_cycles;
   c->core.allocate_slice_us = std::chrono::duration_cast<std::chrono::microseconds>(o.allocate_slice).count();
+  c->core.queue_position_interval_ms = o.queue_position_interval.count();
+  c->core.position_writes_per_second = o.position_writes_per_second;
+  // A burst of five seconds' worth, at least one write: the front of a line catches up at once after a
+  // quiet spell.
+  c->core.position_write_burst = std::max(1, static_cast<int>(o.position_writes_per_second * 5));
 }
 
 }  // namespace

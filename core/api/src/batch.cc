@@ -47,7 +47,7 @@ const TaskSpec* JobSpec::FindTask(std::string_view name) const {
 TEPHRA_API_CODEC(JobState, JSTATE_FIELDS)
 #define TSTATE_FIELDS(F, A) F("phase", phase)
 TEPHRA_API_CODEC(TaskState, TSTATE_FIELDS)
-#define JCOND_FIELDS(F, A) A("status", status) F("lastTransitionTime", last_transition_time)
+#define JCOND_FIELDS(F, A) F("type", type) A("status", status) F("lastTransitionTime", last_transition_time)
 TEPHRA_API_CODEC(JobCondition, JCOND_FIELDS)
 #define JSTATUS_FIELDS(F, A)                                                                                   \
   F("state", state) F("minAvailable", min_available) F("taskStatusCount", task_status_count)               \

@@ -74,6 +74,10 @@ struct SchedulerOptions {
   std::vector<std::string> topology_label_keys;
   // Unschedulable gangs are retried at least every N cycles even when nothing changed (CoreOptions).
   int retry_unchanged_every_cycles = 10;
+  // Queue positions on waiting PodGroups (CoreOptions; docs/why-pending.md): recomputed at most this often
+  // (0 = off), and position-only status writes paced at this rate.
+  std::chrono::milliseconds queue_position_interval{2000};
+  double position_writes_per_second = 20;
   bool create_default_queues = true;
 };
 

@@ -42,6 +42,8 @@ TEST(PlanTest, NewJobGetsPendingStatusAndPodGroupButNoPods) {
   EXPECT_EQ(a.update_status->state.phase, "Pending");
   ASSERT_EQ(a.update_status->conditions.size(), 1u);
   EXPECT_EQ(a.update_status->conditions[0].status, "Pending");
+  // type repeats the phase so `kubectl wait --for=condition=Pending=Pending` can find the entry.
+  EXPECT_EQ(a.update_status->conditions[0].type, "Pending");
   EXPECT_EQ(a.update_status->min_available, 2);
   ASSERT_TRUE(a.create_pod_group);
   EXPECT_EQ(a.create_pod_group->metadata.name, "j-uid-j");

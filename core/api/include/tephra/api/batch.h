@@ -163,6 +163,9 @@ Status Decode(const json& j, TaskState* out);
 void Encode(const TaskState& in, json* j);
 
 struct JobCondition {
+  // Tephra: the phase again, so `kubectl wait --for=condition=<Phase>=<Phase>` finds it (Volcano writes no
+  // type, and kubectl matches conditions by type). Volcano's readers ignore the extra field.
+  std::string type;
   std::string status;  // a JobPhase; Go: no omitempty
   std::string last_transition_time;
   json extra;
