@@ -188,6 +188,62 @@ void BM_NoChangeCycle(benchmark::State& state) {
   state.counters["peak_rss_mb"] = PeakRssMb();
 }
 
+// A long line (docs/why-pending.md): `range(0)` one-pod jobs (range(1): queue positions on/off) wait in one queue for a node that runs one at a
+// time. Each iteration the running job finishes, 2 s pass (positions recomputed every cycle, 40 tokens
+// earned) and one cycle runs: the head starts and every waiting job moves up by one. writes_per_cycle counts
+// PodGroup status writes; without the position budget it would be the length of the line.
+void BM_PendingLine(benchmark::State& state) {
+  const int jobs = static_cast<int>(state.range(0));
+  SchedulerConf conf = BenchConf();
+  if (state.range(1) == 0) conf.core.queue_position_interval_ms = 0;  // positions off: the cost baseline
+  auto s = std::move(Scheduler::Create(conf)).value();
+  ClusterState& st = s->state();
+  QueueInfo q;
+  q.name = "default";
+  st.UpsertQueue(q);
+  NodeInfo n;
+  n.name = "node-0";
+  n.allocatable = Resource::CpuMem(1000, 16 * kGi).With(kPods, 110);
+  st.UpsertNode(n);
+  for (int i = 0; i < jobs; ++i) {
+    JobInfo j;
+    j.name = "j" + std::to_string(100000 + i);
+    j.ns = "ns";
+    j.key = "ns/" + j.name;
+    j.uid = "uid-" + j.name;
+    j.queue = "default";
+    j.min_member = 1;
+    j.creation_time = WallTime(std::chrono::seconds(1000 + i));
+    st.UpsertJob(j);
+    TaskInfo t;
+    t.uid = j.name + "-0";
+    t.ns = "ns";
+    t.name = t.uid;
+    t.job = j.key;
+    t.role = "worker";
+    t.request = Resource::CpuMem(1000, kGi).With(kPods, 1);
+    t.creation_index = static_cast<uint64_t>(i);
+    st.UpsertPod(t);
+  }
+  int64_t seconds = 0;
+  auto at = [&] { return kNow + std::chrono::seconds(seconds); };
+  (void)s->RunCycle(at());  // first status of every PodGroup
+  int head = 0;
+  int64_t writes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::string name = "j" + std::to_string(100000 + head++);
+    st.RemovePod(name + "-0");
+    st.RemoveJob("ns/" + name);
+    seconds += 2;
+    state.ResumeTiming();
+    CycleResult r = s->RunCycle(at());
+    writes += static_cast<int64_t>(r.pod_groups.size());
+  }
+  state.counters["writes_per_cycle"] = static_cast<double>(writes) / static_cast<double>(state.iterations());
+  state.counters["waiting_jobs"] = jobs;
+}
+
 BENCHMARK(BM_FullCycle)->Args({200, 4000, 40})->Args({5000, 100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_NoChangeCycle)
     ->Args({200, 4000, 40, 0})
@@ -195,6 +251,7 @@ BENCHMARK(BM_NoChangeCycle)
     ->Args({200, 4000, 40, 1})
     ->Args({5000, 100000, 1000, 1})
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PendingLine)->Args({2000, 1})->Args({10000, 1})->Args({10000, 0})->Unit(benchmark::kMillisecond)->Iterations(50);
 
 }  // namespace
 }  // namespace tephra::sched
