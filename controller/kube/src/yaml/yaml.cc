@@ -171,6 +171,13 @@ int DocumentOfLine(const std::string& text, int line) {
   return std::max(1, doc + (content_before_first ? 1 : 0));
 }
 
+// YAML 1.1 timestamps stay strings when read here, but kubectl and other YAML 1.1 readers would turn them
+// into times: quote them, as kubectl's -o yaml does.
+bool LooksLikeTimestamp(const std::string& s) {
+  static const std::regex kTs(R"(^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ].*)?$)");
+  return std::regex_match(s, kTs);
+}
+
 void Emit(const json& j, YAML::Emitter* e) {
   switch (j.type()) {
     case json::value_t::object:
@@ -199,9 +206,8 @@ void Emit(const json& j, YAML::Emitter* e) {
     case json::value_t::string: {
       const std::string& s = j.get_ref<const std::string&>();
       json probe;
-      if (s.find('\n') != std::string::npos) {
-        *e << YAML::Literal << s;
-      } else if (Resolve(s, &probe) != Plain::kString) {
+      // Multi-line strings are double-quoted too: yaml-cpp's literal blocks cannot say "no final newline".
+      if (s.find('\n') != std::string::npos || Resolve(s, &probe) != Plain::kString || LooksLikeTimestamp(s)) {
         *e << YAML::DoubleQuoted << s;
       } else {
         *e << s;
