@@ -44,6 +44,9 @@ void RegisterNodesim(CLI::App& root, int* exit_code);
 void RegisterCtl(CLI::App& root, int* exit_code);
 void RegisterVersion(CLI::App& root, int* exit_code);
 
+// The binary invoked as `vcctl` (a symlink): the ctl command tree at the top level.
+int VcctlMain(int argc, char** argv);
+
 // For roles not built yet: prints why and exits non-zero (no silent stubs).
 int NotImplemented(const char* role, const char* issue);
 

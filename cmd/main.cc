@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common.h"
+#include "tephra/ctl/ctl.h"
 
 namespace tephra::cmd {
 
@@ -35,6 +36,8 @@ int NotImplemented(const char* role, const char* issue) {
 }  // namespace tephra::cmd
 
 int main(int argc, char** argv) {
+  // A `vcctl -> tephra` symlink keeps vcctl scripts working unchanged.
+  if (argc > 0 && tephra::ctl::InvokedAsVcctl(argv[0])) return tephra::cmd::VcctlMain(argc, argv);
   CLI::App app{"Tephra: a Volcano-compatible batch system for AI workloads on Kubernetes"};
   app.require_subcommand(1);
   int exit_code = 0;

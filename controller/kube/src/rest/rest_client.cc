@@ -397,6 +397,8 @@ class RestClient : public Client {
       if (resp.ok() && resp->status >= 200 && resp->status < 300) {
         if (resp->body.empty()) return json::object();
         auto j = api::ParseJson(resp->body);
+        // Raw reads of text endpoints (pods/log is text/plain) return the text as a JSON string.
+        if (!j.ok() && resp->Header("Content-Type").find("json") == std::string::npos) return json(resp->body);
         if (!j.ok()) return core::UnavailableError(what + ": bad response body: " + j.status().message());
         return std::move(j).value();
       }

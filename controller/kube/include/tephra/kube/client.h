@@ -109,7 +109,8 @@ class Client {
   virtual Status Watch(const ResourceInfo& r, const std::string& ns, const ListOptions& opts,
                        const std::function<bool(WatchEvent&&)>& handler) = 0;
 
-  // Raw request for anything else (discovery, leases in other groups...). `path` starts with "/".
+  // Raw request for anything else (discovery, leases in other groups...). `path` starts with "/". A 2xx body
+  // that is not JSON (pods/{name}/log answers text/plain) is returned as a JSON string.
   virtual StatusOr<json> Raw(const std::string& method, const std::string& path, const json* body,
                              const std::string& content_type = "application/json") = 0;
 };

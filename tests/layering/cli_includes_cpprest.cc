@@ -1,0 +1,1 @@
+#include <cpprest/http_client.h>
