@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -180,13 +181,12 @@ void Scheduler::ComputePositions(Session& ssn) {
     std::stable_sort(jobs.begin(), jobs.end(), [&](const JobInfo* a, const JobInfo* b) { return ssn.JobLess(*a, *b); });
     for (size_t i = 0; i < jobs.size(); ++i) position_[jobs[i]->key] = static_cast<int>(i) + 1;
   }
-  position_dirty_.clear();
   for (const auto& [key, pos] : position_) {
     auto e = emitted_pg_.find(key);
     if (e == emitted_pg_.end()) continue;  // its first write carries the position anyway
     const JobInfo* j = state_.FindJob(key);
     const PodGroupCondition* q = FindCondition(e->second.conditions, kQueued);
-    if (j && (!q || q->message != PositionText(pos, j->queue))) position_dirty_.insert(key);
+    if (j && (!q || q->message != PositionText(pos, j->queue))) refresh_dirty_.insert(key);
   }
 }
 
@@ -203,7 +203,8 @@ void Scheduler::WriteStatus(Session& ssn) {
   state_.ForEachJob([&](const JobInfo& j) {
     if (j.sched.status_version != j.version) todo.insert(j.key);
   });
-  // Position-only writes, front of each line first, as many as the bucket holds.
+  // Refresh-only writes (a moved position, new numbers under the same reason), front of each line first, as
+  // many as the bucket holds.
   const auto& co = conf_.core;
   if (tokens_at_ == WallTime{}) position_tokens_ = co.position_write_burst;
   else position_tokens_ += co.position_writes_per_second *
@@ -211,11 +212,11 @@ void Scheduler::WriteStatus(Session& ssn) {
   position_tokens_ = std::min<double>(position_tokens_, co.position_write_burst);
   tokens_at_ = ssn.now();
   std::set<std::string> granted;
-  if (!position_dirty_.empty() && position_tokens_ >= 1) {
+  if (!refresh_dirty_.empty() && position_tokens_ >= 1) {
     std::vector<std::pair<int, std::string>> order;
-    for (const auto& key : position_dirty_) {
+    for (const auto& key : refresh_dirty_) {
       auto p = position_.find(key);
-      if (p != position_.end()) order.push_back({p->second, key});
+      order.push_back({p != position_.end() ? p->second : std::numeric_limits<int>::max(), key});
     }
     std::sort(order.begin(), order.end());
     for (const auto& [pos, key] : order) {
@@ -224,6 +225,8 @@ void Scheduler::WriteStatus(Session& ssn) {
       todo.insert(key);
     }
   }
+  // Tokens not reserved for the front of the line: any other refresh this cycle may use them.
+  double spare = position_tokens_ - static_cast<double>(granted.size());
   for (const auto& key : todo) {
     const JobInfo* jp = state_.FindJob(key);
     if (!jp) continue;
@@ -289,8 +292,26 @@ void Scheduler::WriteStatus(Session& ssn) {
             ? &prev->second.conditions[0]
             : nullptr;
     const PodGroupCondition* prev_queued = prev != emitted_pg_.end() ? FindCondition(prev->second.conditions, kQueued) : nullptr;
+    const bool counts_changed = resync_status_ || first_of_implicit || prev == emitted_pg_.end() ||
+                                prev->second.phase != u.phase || prev->second.running != u.running ||
+                                prev->second.succeeded != u.succeeded || prev->second.failed != u.failed;
+    const bool may_refresh = counts_changed || granted.count(key) > 0 || spare >= 1;
+    bool refreshed = false;  // something was written only because a token allowed it
     if (cond) {
       bool same = prev_main && *prev_main == *cond;
+      // A job that was and still is unschedulable, with new numbers ("short by cpu 3" -> "short by cpu 2") or
+      // even a new gate, moves whenever any other job starts or ends. Like a moved position, that refresh is
+      // written with a token or with a write that happens anyway, so a busy cluster does not rewrite every
+      // waiting PodGroup each time; the front of the line is refreshed first (docs/why-pending.md).
+      if (!same && prev_main && prev_main->type == cond->type) {
+        if (!may_refresh) {
+          cond = *prev_main;
+          same = true;
+          refresh_dirty_.insert(key);
+        } else if (!counts_changed) {
+          refreshed = true;
+        }
+      }
       cond->last_transition_time = same ? prev_main->last_transition_time : ssn.now();
       u.conditions = {*cond};
       if (!same) {
@@ -301,9 +322,8 @@ void Scheduler::WriteStatus(Session& ssn) {
       u.conditions = {*prev_main};
     }
     const PodGroupCondition* main_now = u.conditions.empty() ? nullptr : &u.conditions[0];
-    bool changed = resync_status_ || first_of_implicit || prev == emitted_pg_.end() || prev->second.phase != u.phase || prev->second.running != u.running ||
-                   prev->second.succeeded != u.succeeded || prev->second.failed != u.failed ||
-                   (prev_main == nullptr) != (main_now == nullptr) || (prev_main && !(*prev_main == *main_now));
+    bool changed = counts_changed || (prev_main == nullptr) != (main_now == nullptr) ||
+                   (prev_main && !(*prev_main == *main_now));
     // Queued: True with the position while the job waits, False once it started. A moved position alone
     // is written only with a token (granted) or riding on a write that happens anyway.
     bool waiting = (phase == PodGroupPhase::kPending || phase == PodGroupPhase::kInqueue) && !scheduled &&
@@ -313,10 +333,13 @@ void Scheduler::WriteStatus(Session& ssn) {
       auto p = position_.find(key);
       std::string text = p != position_.end() ? PositionText(p->second, j.queue) : "waiting in queue " + j.queue;
       bool was_waiting = prev_queued && prev_queued->status == "True";
-      if (was_waiting && prev_queued->message != text && !changed && !granted.count(key)) {
-        text = prev_queued->message;  // no token: the old position stays until one is free (still dirty)
-      } else {
-        position_dirty_.erase(key);
+      if (was_waiting && prev_queued->message != text && !changed) {
+        if (!may_refresh) {
+          text = prev_queued->message;  // no token: the old position stays until one is free
+          refresh_dirty_.insert(key);
+        } else if (!counts_changed) {
+          refreshed = true;
+        }
       }
       queued = PodGroupCondition{kQueued, "True", "InQueue", text, {}};
     } else if (prev_queued && prev_queued->status == "True") {
@@ -329,9 +352,16 @@ void Scheduler::WriteStatus(Session& ssn) {
       queued->last_transition_time = same_status ? prev_queued->last_transition_time : ssn.now();
       if (!prev_queued || !(*prev_queued == *queued)) changed = true;
       u.conditions.push_back(*queued);
-      if (granted.count(key)) position_tokens_ -= 1;
     }
-    if (!waiting) position_dirty_.erase(key);
+    if (refreshed && changed) {
+      position_tokens_ -= 1;
+      if (!granted.count(key)) spare -= 1;
+    }
+    if (granted.count(key)) {
+      refresh_dirty_.erase(key);
+    } else if (changed || !waiting) {
+      refresh_dirty_.erase(key);  // written with everything current, or no longer waiting
+    }
     j.sched.status_version = j.version;
     if (!changed) continue;
     emitted_pg_[key] = u;
@@ -342,7 +372,7 @@ void Scheduler::WriteStatus(Session& ssn) {
     if (state_.FindJob(key)) continue;
     emitted_pg_.erase(key);
     position_.erase(key);
-    position_dirty_.erase(key);
+    refresh_dirty_.erase(key);
   }
   state_.ForEachQueue([&](const QueueInfo& q) {
     auto it = emitted_queue_.find(q.name);

@@ -155,5 +155,43 @@ TEST(WhyPending, PositionWritesAreBoundedAndConverge) {
   EXPECT_EQ(written["ns/j12999"], "position 2001-3000 in queue default");
 }
 
+// 300 jobs wait at the enqueue gate; when the running job ends, what holds them back changes for all of them
+// (here from the cluster's room to the queue's capability). For a job that keeps waiting that is a refresh,
+// paid from the same token bucket as positions.
+TEST(WhyPending, RefreshedMessagesShareTheBudget) {
+  SchedulerConf conf = Cluster::Conf();
+  conf.core.position_writes_per_second = 5;
+  conf.core.position_write_burst = 10;
+  Cluster c(conf);
+  c.Queue("default");
+  c.Node("n0", 10000, 64 * kGi);
+  c.Gang("running", 1, Resource::Cpu(8000));
+  c.Run();
+  ASSERT_EQ(c.BoundCount("ns/running"), 1);
+  for (int i = 0; i < 300; ++i) {
+    JobInfo j = c.Job("w" + std::to_string(1000 + i), 1);
+    j.min_resources = Resource::Cpu(6000);
+    c.AddJob(j);
+    c.st().UpsertPod(c.Pod(j, 0, Resource::Cpu(6000)));
+  }
+  std::map<std::string, std::string> written;
+  auto collect = [&](const CycleResult& r) {
+    for (const auto& u : r.pod_groups)
+      if (const PodGroupCondition* q = Cond(&u, "Unschedulable")) written[u.job] = q->message;
+  };
+  collect(c.RunAt(1));
+  ASSERT_EQ(Cond(FindPg(c.RunAt(1), "ns/w1000"), "Unschedulable"), nullptr) << "no change, no write";
+  EXPECT_NE(written["ns/w1299"].find("the cluster cannot admit"), std::string::npos) << written["ns/w1299"];
+  const std::string before = written["ns/w1299"];
+  c.st().RemovePod("running-0");
+  c.st().RemoveJob("ns/running");
+  CycleResult r = c.RunAt(2);
+  collect(r);
+  // Jobs are admitted and start; the others' new reason is written at most 10 at a time (the burst).
+  EXPECT_LE(r.pod_groups.size(), 2u + 10u + 2u);
+  for (int t = 3; t < 200; ++t) collect(c.RunAt(t));
+  EXPECT_NE(written["ns/w1299"], before) << "the refresh reaches the back of the line eventually";
+}
+
 }  // namespace
 }  // namespace tephra::sched::testing

@@ -97,10 +97,11 @@ class Scheduler {
   std::map<std::string, PodGroupStatusUpdate> emitted_pg_;  // job key -> last emitted (carries the uid)
   bool resync_status_ = false;
   std::map<std::string, Resource> emitted_queue_;
-  // Waiting jobs' 1-based places in their queue's order, as of positions_at_; dirty: jobs whose written
-  // position text differs from the current one (written as the token bucket allows).
+  // Waiting jobs' 1-based places in their queue's order, as of positions_at_. refresh_dirty_: jobs whose
+  // written position or Unschedulable message is out of date only in detail (same reason); they are written
+  // as the token bucket allows, front of the line first.
   std::map<std::string, int> position_;
-  std::set<std::string> position_dirty_;
+  std::set<std::string> refresh_dirty_;
   WallTime positions_at_{};
   double position_tokens_ = 0;
   WallTime tokens_at_{};

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# e2e: "why is my job pending" on the real control plane (docs/why-pending.md), 2 simulated nodes x 4 cpu:
+#  1. a gang larger than the cluster: enqueue refuses it, and `vcctl job why` names the gate, the short
+#     resource and the amount; the PodGroup has the same facts in its conditions, and an Event says it once;
+#  2. a gang admitted but not placeable (the nodes are busy): NotEnoughResources with the shortfall; both
+#     waiting jobs have positions 1 and 2 in their queue, and `vcctl queue why` lists them front first;
+#  3. a job in a closed queue: QueueClosed, and what to do;
+#  4. `kubectl wait --for=condition=Completed=Completed` works on a vcjob (docs/ctl.md).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/common.sh
+source "$HERE/../lib/common.sh"
+: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
+LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
+WORK=$(mktemp -d)
+trap 'stop_roles; rm -rf "$WORK"' EXIT
+k() { "$KUBECTL" --request-timeout 20s "$@"; }
+ln -s "$TEPHRA_BIN" "$WORK/vcctl"
+vcctl() { "$WORK/vcctl" "$@"; }
+
+k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
+crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
+wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
+start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 2 --cpu 4 --gpus 0 ||
+  fail "tephra nodesim did not start"
+node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
+wait_until "2 nodes" 90 node_count 2 || fail "nodesim did not register nodes"
+k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
+k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+# Positions every 500 ms, so the test does not wait for the 2 s default.
+start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
+  --queue-position-interval 500ms \
+  --listen-address "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)" || fail "tephra scheduler did not start"
+start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --metrics-addr "127.0.0.1:$(free_port)" \
+  --health-addr "127.0.0.1:$(free_port)" || fail "tephra controller did not start"
+have_queues() { k get queue root && k get queue default; }
+wait_until "root and default queues" 60 have_queues || fail "scheduler did not create root/default queues"
+
+# job <name> <replicas> <cpu> [queue] [run-seconds]
+job() {
+  cat <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $1}
+spec:
+  schedulerName: volcano
+  queue: ${4:-default}
+  minAvailable: $2
+  tasks:
+  - name: w
+    replicas: $2
+    template:
+      metadata: {annotations: {tephra.io/sim-run-seconds: "${5:-600}"}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: main, image: busybox, resources: {requests: {cpu: "$3"}}}]
+YAML
+}
+# why_says <job> <text>: `vcctl job why` output contains text.
+why_says() { vcctl job why -N "$1" >"$WORK/why" 2>&1 && grep -qF -- "$2" "$WORK/why"; }
+
+# ---------------------------------------------------------------------------- 1. larger than the cluster
+# Two pods hold 3 of each node's 4 cpus for the whole test.
+job blocker 2 3 >"$WORK/blocker.yaml"
+vcctl job run -f "$WORK/blocker.yaml" >/dev/null
+vcctl job wait blocker --for=Running --timeout 120s >/dev/null || fail "blocker did not start"
+job huge 3 4 >"$WORK/huge.yaml"   # 12 cpu on an 8-cpu cluster
+vcctl job run -f "$WORK/huge.yaml" >/dev/null
+wait_until "job why huge says OverClusterCapacity" 60 why_says huge "OverClusterCapacity" ||
+  fail "job why huge: $(cat "$WORK/why")"
+grep -qE "short by cpu [0-9]" "$WORK/why" || fail "job why names no shortfall: $(cat "$WORK/why")"
+grep -q "What next: The cluster is full" "$WORK/why" || fail "job why gives no next step: $(cat "$WORK/why")"
+cat "$WORK/why" >&2
+pg_huge=$(k get podgroups -o name | grep '/huge-' | head -1)
+[ -n "$pg_huge" ] || fail "no PodGroup for huge"
+k get "$pg_huge" -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].reason}' | grep -qx OverClusterCapacity ||
+  fail "PodGroup condition: $(k get "$pg_huge" -o yaml)"
+events_once() {
+  [ "$(k get events --field-selector "involvedObject.name=${pg_huge#*/},reason=Unschedulable" -o name | wc -l)" -eq 1 ]
+}
+wait_until "one Unschedulable Event for huge" 30 events_once ||
+  fail "Events for huge: $(k get events --field-selector "involvedObject.name=${pg_huge#*/}")"
+vcctl job why -N huge -o json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["waiting"] and d["reason"] == "OverClusterCapacity" and "short by cpu" in d["message"], d' ||
+  fail "job why -o json"
+note "1. a gang larger than the cluster says OverClusterCapacity, short by cpu"
+
+# ------------------------------------------------------------------- 2. admitted, not placeable; positions
+# 2 pods x 1.5 cpu: admitted (3 cpu of the overcommitted budget is free) but each node has 1 cpu left.
+job tight 2 1500m >"$WORK/tight.yaml"
+vcctl job run -f "$WORK/tight.yaml" >/dev/null
+wait_until "job why tight says NotEnoughResources" 60 why_says tight "NotEnoughResources" ||
+  fail "job why tight: $(cat "$WORK/why")"
+grep -q "short by cpu 1: the gang still needs 2 pod(s) (cpu 3) and the cluster has cpu 2 free" "$WORK/why" ||
+  fail "job why tight shortfall: $(cat "$WORK/why")"
+positions() { vcctl queue why -n default >"$WORK/qwhy" 2>&1 &&
+  [ "$(awk '$1 ~ /^[0-9]+$/ {printf "%s:%s ", $1, $2}' "$WORK/qwhy")" = "$1" ]; }
+# huge is older and the same priority: it is ahead in the line.
+wait_until "positions huge 1, tight 2" 30 positions "1:default/${pg_huge#*/} 2:default/$(k get podgroups -o name | grep '/tight-' | head -1 | cut -d/ -f2) " ||
+  fail "queue why: $(cat "$WORK/qwhy")"
+grep -q "Waiting:    2 job(s)" "$WORK/qwhy" || fail "queue why summary: $(cat "$WORK/qwhy")"
+why_says tight "Position:  2 in queue default" || fail "job why tight position: $(cat "$WORK/why")"
+cat "$WORK/qwhy" >&2
+note "2. NotEnoughResources with the shortfall; positions 1 and 2; queue why"
+
+# ----------------------------------------------------------------------------------------- 3. closed queue
+vcctl queue create -n shut
+vcctl queue operate -n shut -a close
+closed() { [ "$(k get queue shut -o jsonpath='{.status.state}')" = Closed ]; }
+wait_until "queue shut Closed" 60 closed || fail "queue shut not Closed"
+job late 1 100m shut >"$WORK/late.yaml"
+vcctl job run -f "$WORK/late.yaml" >/dev/null
+wait_until "job why late says QueueClosed" 60 why_says late "QueueClosed" || fail "job why late: $(cat "$WORK/why")"
+grep -q "vcctl queue operate -n shut -a open" "$WORK/why" || fail "job why late: no next step: $(cat "$WORK/why")"
+note "3. closed queue: QueueClosed and how to open it"
+
+# ----------------------------------------------------------------------------------- 4. kubectl wait on vcjob
+for j in huge tight late; do vcctl job delete -N "$j" >/dev/null; done
+job quick 1 100m default 1 >"$WORK/quick.yaml"
+vcctl job run -f "$WORK/quick.yaml" >/dev/null
+k wait --for=condition=Completed=Completed --timeout 120s vcjob/quick >/dev/null ||
+  fail "kubectl wait --for=condition=Completed=Completed: $(k get vcjob quick -o yaml)"
+note "4. kubectl wait --for=condition=Completed=Completed vcjob/quick"
+echo PASS
