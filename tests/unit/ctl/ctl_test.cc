@@ -477,6 +477,45 @@ TEST_F(CtlTest, PodListGolden) {
             "Namespace      Name      Ready      Status           Restart           Age        ");
 }
 
+// ------------------------------------------------------------------------------------------------ job logs
+
+TEST_F(CtlTest, JobLogsPrintsEachPodUnderAHeader) {
+  SeedJobs();
+  auto pod = [&](const char* name, const char* task, const char* node) {
+    fake_->Seed(api::Pod::Resource(),
+                json{{"metadata",
+                      {{"name", name},
+                       {"namespace", "default"},
+                       {"labels", {{"volcano.sh/job-name", "train"}, {"volcano.sh/task-spec", task}}}}},
+                     {"spec", {{"nodeName", node}, {"containers", json::array({{{"name", "main"}}})}}}});
+  };
+  pod("train-worker-0", "worker", "n1");
+  pod("train-ps-0", "ps", "n2");
+  std::vector<std::string> paths;
+  fake_->SetRawHandler([&](const std::string& method, const std::string& path, const json*) -> core::StatusOr<json> {
+    paths.push_back(method + " " + path);
+    if (path.find("train-ps-0") != std::string::npos)
+      return core::UnavailableError("dial tcp 10.0.0.2:10250: connect: connection refused").WithHttp(500);
+    return json("step 1\nstep 2\n");
+  });
+  EXPECT_EQ(Run({"job", "logs", "train", "--tail", "5"}), kExitError);
+  EXPECT_EQ(out_.str(),
+            "==> default/train-ps-0 (task ps, container main) <==\n"
+            "==> default/train-worker-0 (task worker, container main) <==\n"
+            "step 1\nstep 2\n");
+  EXPECT_THAT(err_.str(), HasSubstr("could not reach the kubelet of node \"n2\""));
+  EXPECT_THAT(paths, ::testing::ElementsAre("GET /api/v1/namespaces/default/pods/train-ps-0/log?container=main&tailLines=5",
+                                            "GET /api/v1/namespaces/default/pods/train-worker-0/log?container=main&tailLines=5"));
+  fake_->ClearActions();
+  EXPECT_EQ(Run({"job", "logs", "-N", "train", "-t", "worker"}), kExitOk) << err_.str();
+  bool selected = false;
+  for (const auto& a : fake_->Actions()) selected |= a.verb == "list" && a.resource == "pods";
+  EXPECT_TRUE(selected);
+  EXPECT_THAT(out_.str(), ::testing::Not(HasSubstr("train-ps-0")));
+  EXPECT_EQ(Run({"job", "logs", "nope"}), kExitError);
+  EXPECT_EQ(err_.str(), "Failed to logs job: job default/nope not found\n");
+}
+
 // ------------------------------------------------------------------------------------------- jobflow list
 
 TEST_F(CtlTest, JobFlowListGolden) {
