@@ -60,6 +60,19 @@ TEST(WhyPending, EnqueueRefusalNamesTheCapabilityAndTheShortfall) {
   EXPECT_EQ(u->message,
             "queue small would exceed its capability (cpu 4, memory 256Gi) by cpu 2: the job's minimum is cpu 6, "
             "memory 8Gi, the queue already holds cpu 0, memory 0 (allocated and admitted)");
+  // Without a capability of its own, the cluster is the limit, and the reason says so.
+  JobInfo huge = c.Job("huge", 1, "default");
+  c.Queue("default");
+  huge.min_resources = Resource::Cpu(70000);  // within overcommit's 64 x 1.2, over proportion's 64
+  c.AddJob(huge);
+  r = c.RunAt(1);
+  const PodGroupCondition* h = Cond(FindPg(r, "ns/huge"), "Unschedulable");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->reason, "OverClusterCapacity");
+  EXPECT_EQ(h->message,
+            "queue default would exceed what the cluster leaves it (cpu 64: the cluster's total less other queues' "
+            "guarantees) by cpu 6: the job's minimum is cpu 70, the queue already holds cpu 0 (allocated and "
+            "admitted)");
 }
 
 TEST(WhyPending, OverusedQueueExplainsItsDeservedShare) {

@@ -133,14 +133,25 @@ class ProportionPlugin final : public Plugin {
     if (it == attrs_.end()) return {"QueueNotFound", "queue " + j.queue + " is unknown to the proportion plugin"};
     const auto& fmt = ssn.state().resources();
     const QueueInfo* q = ssn.state().FindQueue(j.queue);
-    Resource used = (q ? q->allocated : Resource()) + it->second.inqueue;
-    Resource short_by = Shortfall(*j.min_resources + used, it->second.real_capability);
-    return {"OverCapability", "queue " + j.queue + " would exceed its capability (" +
-                                  fmt.FormatDims(it->second.real_capability, *j.min_resources) +
-                                  ") by " + fmt.Format(short_by) + ": the job's minimum is " +
-                                  fmt.Format(*j.min_resources) + ", the queue already holds " +
-                                  fmt.FormatDims(used, *j.min_resources) +
-                                  " (allocated and admitted)"};
+    const Attr& a = it->second;
+    Resource used = (q ? q->allocated : Resource()) + a.inqueue;
+    Resource short_by = Shortfall(*j.min_resources + used, a.real_capability);
+    // The limit is the queue's own capability only where the queue sets one below what the cluster leaves it;
+    // otherwise it is the cluster (its total less other queues' guarantees), and the user's lever differs.
+    bool own_cap = false;
+    for (int i = 0; i < kMaxResources; ++i)
+      if (short_by.Get(i) > 0 && a.capability.Get(i) <= a.real_capability.Get(i)) own_cap = true;
+    std::string tail = ": the job's minimum is " + fmt.Format(*j.min_resources) + ", the queue already holds " +
+                       fmt.FormatDims(used, *j.min_resources) + " (allocated and admitted)";
+    if (own_cap) {
+      return {"OverCapability", "queue " + j.queue + " would exceed its capability (" +
+                                    fmt.FormatDims(a.real_capability, *j.min_resources) + ") by " +
+                                    fmt.Format(short_by) + tail};
+    }
+    return {"OverClusterCapacity", "queue " + j.queue + " would exceed what the cluster leaves it (" +
+                                       fmt.FormatDims(a.real_capability, *j.min_resources) +
+                                       ": the cluster's total less other queues' guarantees) by " +
+                                       fmt.Format(short_by) + tail};
   }
   Refusal ExplainOverused(const Session& ssn, const QueueInfo& q) const override {
     auto it = attrs_.find(q.name);
