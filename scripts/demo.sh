@@ -159,6 +159,7 @@ act1_gang() {
   # both jobs come from one LIST, so every look that still shows holder's 3 pods running is a look at gang
   # while holder held its nodes.
   local looks=0 first="" last="" pg jp counts h_run g_pods g_bound max_pods=0 max_bound=0 pg_seen="" job_seen=""
+  local why="" out line
   local deadline=$(( $(date +%s) + TIMEOUT ))
   while check_deadline "$deadline" "end of holder"; do
     if ! { pg=$(podgroup_phase gang) && jp=$(phase gang) &&
@@ -173,11 +174,16 @@ act1_gang() {
     [ "$g_bound" -le "$max_bound" ] || max_bound=$g_bound
     case "/$pg_seen/" in *"/$pg/"*) ;; *) pg_seen="${pg_seen:+$pg_seen/}$pg" ;; esac
     case "/$job_seen/" in *"/$jp/"*) ;; *) job_seen="${job_seen:+$job_seen/}$jp" ;; esac
+    # Ask what a user would ask: why is it pending? (tephra ctl, the vcctl-compatible CLI; docs/ctl.md)
+    if [ -z "$why" ] && out=$("$TEPHRA_BIN" ctl job why -N gang 2>/dev/null) && grep -q "^  Why:" <<<"$out"; then
+      why=$out
+    fi
     sleep 0.5
   done
   echo "    while holder ran: $looks looks at gang ($first..$last): job $job_seen, PodGroup $pg_seen, $max_pods pods, $max_bound bound"
   expect "gang looked at while holder ran" [ "$looks" -ge 3 ]
   expect "no pod of gang bound while holder ran" [ "$max_bound" -eq 0 ]
+  expect "tephra ctl job why explained the wait" [ -n "$why" ]
   await "running gang" phase_is gang Running
   await "completed gang" phase_is gang Completed
   await "completed holder" phase_is holder Completed
@@ -203,6 +209,8 @@ act1_gang() {
   else
     tell "  $job_seen and its PodGroup $pg_seen; up to $max_pods of its pods existed and $max_bound was ever bound."
   fi
+  tell "  Asked why, \`tephra ctl job why -N gang\` (or vcctl) answered:"
+  while IFS= read -r line; do tell "  $line"; done < <(grep -E "^  (Why|What next):|^             " <<<"$why")
   tell "  holder's pods finished at $(hms "$holder_end"); gang's 3 pods were bound $bound:"
   tell "    $(awk -F'|' '{printf "%s%s -> %s", (NR > 1 ? ",  " : ""), $1, $2}' <<<"$gang_pods")"
   tell "  holder Completed at $(ended_at holder), gang Completed at $(ended_at gang)."
