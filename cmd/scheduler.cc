@@ -25,6 +25,10 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   app->add_option("--scheduler-conf", o->scheduler_conf,
                   "Volcano scheduler configuration file (YAML); reloaded when it changes. Default: built-in "
                   "Helm default (enqueue, allocate, backfill)");
+  app->add_option("--disable-default-scheduler-config", o->disable_default_conf,
+                  "Exit when --scheduler-conf cannot be read or is invalid at start-up, instead of scheduling with "
+                  "the built-in default (Volcano's flag)")
+      ->default_str("false");
   app->add_option("--schedule-period", *period, "Time between scheduling cycles (e.g. 1s, 500ms)");
   app->add_option("--min-schedule-interval", *min_interval,
                   "A relevant change (new pod, PodGroup, node, freed capacity) starts a cycle early, at most this "

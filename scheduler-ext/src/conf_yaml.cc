@@ -38,15 +38,32 @@ Status ReadBool(const YAML::Node& n, const std::string& where, std::optional<boo
   return Status::OK();
 }
 
+// Volcano decodes the file with gopkg.in/yaml.v2 into structs, which ignores keys it has no field for; a
+// configuration written for Volcano (or a newer Volcano) therefore carries keys Tephra does not know. They
+// are accepted with a warning naming them, so a typo is visible in the log without taking the scheduler down.
+void Unknown(std::vector<std::string>* warnings, const std::string& where, const YAML::Node& key) {
+  if (warnings) warnings->push_back(where + ": unknown key, ignored (as Volcano does)" + LineOf(key));
+}
+
 Status ReadArguments(const YAML::Node& n, const std::string& where, std::map<std::string, std::string>* out) {
   if (n.IsNull()) return Status::OK();
   if (!n.IsMap()) return Bad(where, "must be a map of argument name to value" + LineOf(n));
   for (const auto& kv : n) {
     const std::string key = kv.first.as<std::string>();
-    if (!kv.second.IsScalar() && !kv.second.IsNull())
-      return Bad(where + "." + key, "argument values must be scalars" + LineOf(kv.second));
-    // Scalars are kept as written: plugins parse "10", "0.8", "true" themselves (like Volcano's Arguments).
-    (*out)[key] = kv.second.IsNull() ? "" : kv.second.Scalar();
+    if (kv.second.IsNull()) {
+      (*out)[key] = "";
+    } else if (kv.second.IsScalar()) {
+      // Scalars are kept as written: plugins parse "10", "0.8", "true" themselves (like Volcano's Arguments).
+      (*out)[key] = kv.second.Scalar();
+    } else {
+      // Nested arguments (resource-strategy-fit's `resources:`, usage's `thresholds:`) are Volcano's
+      // map[string]interface{}; kept as flow YAML, which a plugin that takes them parses itself.
+      YAML::Emitter e;
+      e.SetMapFormat(YAML::Flow);
+      e.SetSeqFormat(YAML::Flow);
+      e << kv.second;
+      (*out)[key] = e.c_str();
+    }
   }
   return Status::OK();
 }
@@ -84,7 +101,12 @@ const std::map<std::string, Switch>& Switches() {
   return m;
 }
 
-Status ReadPlugin(const YAML::Node& n, const std::string& where, sched::PluginOption* p) {
+// Switches Volcano's configuration struct has but no Tephra plugin reads (Volcano's own plugins ignore
+// them too): accepted silently.
+bool KnownUnusedSwitch(const std::string& key) { return key == "enabledClusterOrder"; }
+
+Status ReadPlugin(const YAML::Node& n, const std::string& where, sched::PluginOption* p,
+                  std::vector<std::string>* warnings) {
   if (!n.IsMap()) return Bad(where, "a plugin must be a map with a name" + LineOf(n));
   for (const auto& kv : n) {
     const std::string key = kv.first.as<std::string>();
@@ -96,15 +118,18 @@ Status ReadPlugin(const YAML::Node& n, const std::string& where, sched::PluginOp
       TEPHRA_RETURN_IF_ERROR(ReadArguments(kv.second, w, &p->arguments));
     } else if (auto it = Switches().find(key); it != Switches().end()) {
       TEPHRA_RETURN_IF_ERROR(ReadBool(kv.second, w, &(p->*(it->second))));
+    } else if (KnownUnusedSwitch(key)) {
+      std::optional<bool> ignored;
+      TEPHRA_RETURN_IF_ERROR(ReadBool(kv.second, w, &ignored));  // still a bool to Volcano's decoder
     } else {
-      return Bad(w, "unknown plugin option" + LineOf(kv.first));
+      Unknown(warnings, w, kv.first);
     }
   }
   if (p->name.empty()) return Bad(where + ".name", "missing");
   return Status::OK();
 }
 
-StatusOr<sched::SchedulerConf> Parse(const YAML::Node& root, const std::string& src) {
+StatusOr<sched::SchedulerConf> Parse(const YAML::Node& root, const std::string& src, std::vector<std::string>* warnings) {
   sched::SchedulerConf conf;
   if (root.IsNull()) return Bad(src, "empty configuration");
   if (!root.IsMap()) return Bad(src, "top level must be a map (actions, tiers, configurations)");
@@ -126,12 +151,15 @@ StatusOr<sched::SchedulerConf> Parse(const YAML::Node& root, const std::string& 
         sched::Tier tier;
         for (const auto& tkv : t) {
           const std::string tkey = tkv.first.as<std::string>();
-          if (tkey != "plugins") return Bad(tw + "." + tkey, "unknown tier key" + LineOf(tkv.first));
+          if (tkey != "plugins") {
+            Unknown(warnings, tw + "." + tkey, tkv.first);
+            continue;
+          }
           if (tkv.second.IsNull()) continue;
           if (!tkv.second.IsSequence()) return Bad(tw + ".plugins", "must be a list" + LineOf(tkv.second));
           for (size_t j = 0; j < tkv.second.size(); ++j) {
             sched::PluginOption p;
-            TEPHRA_RETURN_IF_ERROR(ReadPlugin(tkv.second[j], tw + ".plugins[" + std::to_string(j) + "]", &p));
+            TEPHRA_RETURN_IF_ERROR(ReadPlugin(tkv.second[j], tw + ".plugins[" + std::to_string(j) + "]", &p, warnings));
             tier.plugins.push_back(std::move(p));
           }
         }
@@ -149,7 +177,7 @@ StatusOr<sched::SchedulerConf> Parse(const YAML::Node& root, const std::string& 
           const std::string ckey = ckv.first.as<std::string>();
           if (ckey == "name") ac.name = ckv.second.as<std::string>();
           else if (ckey == "arguments") TEPHRA_RETURN_IF_ERROR(ReadArguments(ckv.second, cw + ".arguments", &ac.arguments));
-          else return Bad(cw + "." + ckey, "unknown key" + LineOf(ckv.first));
+          else Unknown(warnings, cw + "." + ckey, ckv.first);
         }
         if (ac.name.empty()) return Bad(cw + ".name", "missing");
         conf.configurations.push_back(std::move(ac));
@@ -157,7 +185,7 @@ StatusOr<sched::SchedulerConf> Parse(const YAML::Node& root, const std::string& 
     } else if (key == "metrics") {
       // Volcano's optional metrics-source block (for the usage plugin); accepted and ignored.
     } else {
-      return Bad(w, "unknown key (want actions, tiers, configurations)" + LineOf(kv.first));
+      Unknown(warnings, w, kv.first);
     }
   }
   if (!have_actions || conf.actions.empty()) return Bad(src + ": actions", "missing or empty");
@@ -166,10 +194,11 @@ StatusOr<sched::SchedulerConf> Parse(const YAML::Node& root, const std::string& 
 
 }  // namespace
 
-StatusOr<sched::SchedulerConf> ParseSchedulerConf(const std::string& yaml_text, const std::string& source) {
+StatusOr<sched::SchedulerConf> ParseSchedulerConf(const std::string& yaml_text, const std::string& source,
+                                                  std::vector<std::string>* warnings) {
   try {
     YAML::Node root = YAML::Load(yaml_text);
-    return Parse(root, source);
+    return Parse(root, source, warnings);
   } catch (const YAML::Exception& e) {
     // e.what() already carries "yaml-cpp: error at line L, column C: ..."
     return Bad(source, std::string("invalid YAML: ") + e.what());
@@ -178,7 +207,7 @@ StatusOr<sched::SchedulerConf> ParseSchedulerConf(const std::string& yaml_text, 
 
 StatusOr<sched::SchedulerConf> LoadSchedulerConf(const std::string& yaml_text, const std::string& source,
                                                  std::vector<std::string>* warnings) {
-  TEPHRA_ASSIGN_OR_RETURN(sched::SchedulerConf conf, ParseSchedulerConf(yaml_text, source));
+  TEPHRA_ASSIGN_OR_RETURN(sched::SchedulerConf conf, ParseSchedulerConf(yaml_text, source, warnings));
   Status s = conf.Validate(sched::PluginRegistry::Builtin(), warnings);
   if (!s.ok()) return Status(s.code(), source + ": " + s.message());
   return conf;

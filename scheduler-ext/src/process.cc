@@ -198,6 +198,11 @@ core::Status EnsureDefaultQueues(kube::Client& client, const std::string& defaul
 
 class SchedulerProcess::Impl {
  public:
+  // The file given at start-up was rejected and the built-in default runs: the metrics say so.
+  void ConfRejectedAtStart() {
+    m_.conf_reloads->With({"rejected"})->Inc();
+    m_.conf_ok->Set(0);
+  }
   Impl(const SchedulerOptions& o, SchedulerDeps d, sched::SchedulerConf conf, std::unique_ptr<sched::Scheduler> core)
       : o_(o),
         deps_(std::move(d)),
@@ -842,10 +847,22 @@ core::StatusOr<std::unique_ptr<SchedulerProcess>> SchedulerProcess::Create(const
   if (o.scheduler_names.empty()) return core::InvalidArgumentError("--scheduler-name: at least one name is required");
   std::vector<std::string> warnings;
   sched::SchedulerConf conf = sched::SchedulerConf::Default();
+  bool conf_rejected = false;
   if (!o.scheduler_conf.empty()) {
     auto c = LoadSchedulerConfFile(o.scheduler_conf, &warnings);
-    if (!c.ok()) return c.status().Annotate("--scheduler-conf");
-    conf = std::move(*c);
+    if (c.ok()) {
+      conf = std::move(*c);
+    } else if (o.disable_default_conf) {
+      return c.status().Annotate("--scheduler-conf (and --disable-default-scheduler-config forbids the default)");
+    } else {
+      // Volcano's choice: a scheduler that schedules with its defaults beats one that crash-loops on a typo
+      // in a ConfigMap; the file is re-read when it changes.
+      log::Error("scheduler configuration rejected; scheduling with the built-in default until the file is fixed")
+          .Kv("file", o.scheduler_conf)
+          .Kv("error", c.status());
+      warnings.clear();
+      conf_rejected = true;
+    }
   }
   ApplyCoreFlags(o, &conf);
   const core::Clock* clock = deps.clock;
@@ -855,6 +872,7 @@ core::StatusOr<std::unique_ptr<SchedulerProcess>> SchedulerProcess::Create(const
   for (const auto& w : warnings) log::Warn("scheduler configuration").Kv("warning", w);
   (*created)->state().set_options(conf.core);
   auto impl = std::make_unique<Impl>(o, std::move(deps), std::move(conf), std::move(*created));
+  if (conf_rejected) impl->ConfRejectedAtStart();
   return std::unique_ptr<SchedulerProcess>(new SchedulerProcess(std::move(impl)));
 }
 

@@ -59,10 +59,12 @@ SchedulerConf SchedulerConf::Default() {
 std::vector<std::string> SchedulerConf::ParseActions(const std::string& csv) {
   std::vector<std::string> out;
   std::string cur;
+  // Volcano splits on ',' and trims each name; an empty name (a trailing or doubled comma) is kept, and
+  // Validate rejects it as Volcano does ("failed to find Action").
   auto flush = [&] {
     auto b = cur.find_first_not_of(" \t\n");
     auto e = cur.find_last_not_of(" \t\n");
-    if (b != std::string::npos) out.push_back(cur.substr(b, e - b + 1));
+    out.push_back(b == std::string::npos ? std::string() : cur.substr(b, e - b + 1));
     cur.clear();
   };
   for (char ch : csv) {
@@ -87,6 +89,9 @@ Status SchedulerConf::Validate(const PluginRegistry& registry, const ActionRegis
                                std::vector<std::string>* warnings) const {
   if (actions.empty()) return Status(StatusCode::kInvalidArgument, "scheduler conf: no actions");
   for (const auto& a : actions) {
+    if (a.empty())
+      return Status(StatusCode::kInvalidArgument,
+                    "scheduler conf: actions: an empty action name (a trailing or doubled comma?)");
     if (action_registry.Has(a)) continue;
     if (!VolcanoActions().count(a)) return Status(StatusCode::kInvalidArgument, "scheduler conf: unknown action \"" + a + "\"");
     if (warnings) warnings->push_back("action \"" + a + "\" is not implemented; skipped");
@@ -95,11 +100,15 @@ Status SchedulerConf::Validate(const PluginRegistry& registry, const ActionRegis
   bool has_proportion = false, drf_hierarchy = false;
   for (const auto& tier : tiers) {
     for (const auto& p : tier.plugins) {
-      if (!registry.Has(p.name) && !VolcanoPlugins().count(p.name))
-        return Status(StatusCode::kInvalidArgument, "scheduler conf: unknown plugin \"" + p.name + "\"");
-      if (!seen.insert(p.name).second)
-        return Status(StatusCode::kInvalidArgument, "scheduler conf: plugin \"" + p.name + "\" configured twice");
-      if (!registry.Has(p.name) && warnings) warnings->push_back("plugin \"" + p.name + "\" is not implemented; skipped");
+      // Volcano skips a plugin it has no builder for at session open (logging it), and a plugin listed in two
+      // tiers answers in both: neither makes the configuration invalid.
+      if (!registry.Has(p.name) && warnings) {
+        warnings->push_back(VolcanoPlugins().count(p.name)
+                                ? "plugin \"" + p.name + "\" is not implemented; skipped"
+                                : "unknown plugin \"" + p.name + "\"; skipped (as Volcano skips it)");
+      }
+      if (!seen.insert(p.name).second && warnings)
+        warnings->push_back("plugin \"" + p.name + "\" is listed more than once; each entry answers in its own tier");
       if (p.name == "proportion") has_proportion = true;
       if (p.name == "drf" && p.enable_hierarchy.value_or(false)) drf_hierarchy = true;
     }

@@ -5,7 +5,8 @@
 #  2. a job admitted but not placeable (enough free cpu in total, not on one node): NotEnoughResources says
 #     so; both waiting jobs have positions 1 and 2 in their queue, and `vcctl queue why` lists them front first;
 #  3. a job in a closed queue: QueueClosed, and what to do;
-#  4. `kubectl wait --for=condition=Completed=Completed` works on a vcjob (docs/ctl.md).
+#  4. `kubectl wait --for=condition=Completed=Completed` works on a vcjob (docs/ctl.md);
+#  5. errors name what is missing: an RBAC permission (a ServiceAccount with no rights), a kubeconfig.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
@@ -130,4 +131,18 @@ vcctl job run -f "$WORK/quick.yaml" >/dev/null
 k wait --for=condition=Completed=Completed --timeout 120s vcjob/quick >/dev/null ||
   fail "kubectl wait --for=condition=Completed=Completed: $(k get vcjob quick -o yaml)"
 note "4. kubectl wait --for=condition=Completed=Completed vcjob/quick"
+
+# ----------------------------------------------------------------------- 5. errors that say what to do
+# A user without rights on vcjobs: the missing permission is named. No kubeconfig at all: where it looked.
+# shellcheck source=../lib/chart.sh
+source "$HERE/../lib/chart.sh"
+k create serviceaccount nobody >/dev/null
+chart_sa_kubeconfig default nobody "$WORK/nobody.kubeconfig" || fail "no token for serviceaccount nobody"
+rc=0; vcctl -k "$WORK/nobody.kubeconfig" job why -N quick >"$WORK/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "forbidden: exit $rc, want 1: $(cat "$WORK/out")"
+grep -qF 'Missing RBAC permission: verb "get" on resource "jobs" in API group "batch.volcano.sh"' "$WORK/out" ||
+  fail "forbidden message: $(cat "$WORK/out")"
+rc=0; env -u KUBECONFIG -u KUBERNETES_SERVICE_HOST "$WORK/vcctl" job list >"$WORK/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "no kubeconfig found. Looked at" "$WORK/out" || fail "no kubeconfig: exit $rc: $(cat "$WORK/out")"
+note "5. forbidden names the missing permission; no kubeconfig says where it looked"
 echo PASS

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "tephra/sched/config.h"
+#include "tephra/sched/scheduler.h"
 #include "tephra/sched/framework.h"
 
 namespace tephra::sched {
@@ -15,18 +16,30 @@ TEST(SchedulerConf, DefaultValidates) {
 TEST(SchedulerConf, ParsesActionString) {
   EXPECT_EQ(SchedulerConf::ParseActions(" enqueue, allocate ,backfill"),
             (std::vector<std::string>{"enqueue", "allocate", "backfill"}));
+  // Volcano keeps the empty name after a trailing comma (and then fails to find that action).
+  EXPECT_EQ(SchedulerConf::ParseActions("enqueue, allocate,"), (std::vector<std::string>{"enqueue", "allocate", ""}));
 }
 
-TEST(SchedulerConf, RejectsUnknownNames) {
+TEST(SchedulerConf, UnknownActionsAndTrailingCommasAreRejectedLikeVolcano) {
   SchedulerConf c = SchedulerConf::Default();
   c.actions.push_back("allocat");
   EXPECT_EQ(c.Validate(PluginRegistry::Builtin()).code(), core::StatusCode::kInvalidArgument);
-  c = SchedulerConf::Default();
+  c.actions = SchedulerConf::ParseActions("enqueue, allocate,");
+  core::Status s = c.Validate(PluginRegistry::Builtin());
+  EXPECT_EQ(s.code(), core::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("empty action name"), std::string::npos) << s.message();
+}
+
+TEST(SchedulerConf, UnknownAndDuplicatePluginsAreSkippedWithAWarningLikeVolcano) {
+  SchedulerConf c = SchedulerConf::Default();
   c.tiers[0].plugins.push_back(PluginOption::Named("gangg"));
-  EXPECT_EQ(c.Validate(PluginRegistry::Builtin()).code(), core::StatusCode::kInvalidArgument);
-  c = SchedulerConf::Default();
   c.tiers[1].plugins.push_back(PluginOption::Named("gang"));
-  EXPECT_FALSE(c.Validate(PluginRegistry::Builtin()).ok()) << "duplicate plugin accepted";
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(c.Validate(PluginRegistry::Builtin(), &warnings).ok());
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0], "unknown plugin \"gangg\"; skipped (as Volcano skips it)");
+  EXPECT_EQ(warnings[1], "plugin \"gang\" is listed more than once; each entry answers in its own tier");
+  EXPECT_TRUE(Scheduler::Create(c).ok()) << "the scheduler runs with them";
 }
 
 TEST(SchedulerConf, ProportionWithDrfHierarchyRejected) {

@@ -176,7 +176,7 @@ TEST_F(ExtenderTest, PrioritizeScalesTephraScoresToZeroTen) {
 
   // A bad configuration is refused and the previous one stays.
   sched::SchedulerConf bad = conf;
-  bad.tiers[0].plugins.push_back(sched::PluginOption::Named("no-such-plugin"));
+  bad.actions.push_back("no-such-action");  // rejected by Volcano too (an unknown plugin is only skipped)
   EXPECT_FALSE(ext_->UpdateConf(bad).ok());
   res = Call(&Extender::Prioritize, {{"Pod", PodJson("1")}, {"NodeNames", {"free", "half"}}});
   EXPECT_EQ(res[0]["Score"], 10);

@@ -360,15 +360,30 @@ TEST_F(ProcessFixture, UnschedulablePlainPodIsToldWhyOnThePodOnly) {
   EXPECT_EQ(NodeOf("huge"), "");
 }
 
-TEST(SchedulerProcess, RejectsMissingClientsAndBadConf) {
+// Volcano's behaviour: a configuration file that cannot be read or is invalid at start-up is logged and the
+// built-in default runs (the metrics say the file was rejected); --disable-default-scheduler-config makes it
+// fatal instead.
+TEST(SchedulerProcess, BadConfFallsBackToTheDefaultUnlessDisabled) {
   SchedulerOptions o;
   EXPECT_EQ(SchedulerProcess::Create(o, {}).status().code(), core::StatusCode::kInvalidArgument);
   o.scheduler_conf = "/nonexistent/scheduler.conf";
   SchedulerDeps d;
   d.client = d.status_client = std::make_shared<FakeClient>();
+  kube::metrics::Registry reg;
+  d.registry = &reg;
   auto p = SchedulerProcess::Create(o, d);
-  ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("--scheduler-conf"), std::string::npos) << p.status();
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::string text = reg.Expose();
+  EXPECT_NE(text.find("tephra_scheduler_conf_last_reload_successful 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("tephra_scheduler_conf_reloads_total{result=\"rejected\"} 1"), std::string::npos) << text;
+  o.disable_default_conf = true;
+  SchedulerDeps d2;
+  d2.client = d2.status_client = std::make_shared<FakeClient>();
+  kube::metrics::Registry reg2;
+  d2.registry = &reg2;
+  auto fatal = SchedulerProcess::Create(o, d2);
+  ASSERT_FALSE(fatal.ok());
+  EXPECT_NE(fatal.status().message().find("--disable-default-scheduler-config"), std::string::npos) << fatal.status();
 }
 
 }  // namespace

@@ -17,12 +17,15 @@ namespace tephra::scheduler {
 //   actions: "enqueue, allocate, backfill"          (comma-separated string, as Volcano reads it)
 //   tiers: [{plugins: [{name, enableXxx..., arguments: {k: v}}]}]
 //   configurations: [{name: <action>, arguments: {k: v}}]
-// Unknown top-level keys and unknown plugin keys are errors (a typo such as `enablePreemtable` must not
-// silently keep the default); argument values of any scalar type are kept as strings. `source` names the
-// file in messages ("volcano-scheduler.conf: tiers[1].plugins[3].enableJobOrder: not a boolean").
-// The result is NOT validated against the plugin registry: call ValidateConf for that.
+// Loaded the way Volcano loads it (docs/volcano-conformance.md, "Scheduler configuration"): unknown keys at
+// any level are ignored with a warning in *warnings naming them (a typo such as `enablePreemtable` shows in
+// the log); a value of the wrong type (a switch that is not a boolean, tiers that are not a list) is an
+// error. Argument values are kept as strings: scalars as written, nested maps and lists as flow YAML.
+// `source` names the file in messages ("volcano-scheduler.conf: tiers[1].plugins[3].enableJobOrder: not a
+// boolean"). The result is NOT validated against the plugin registry: LoadSchedulerConf does that.
 core::StatusOr<sched::SchedulerConf> ParseSchedulerConf(const std::string& yaml_text,
-                                                        const std::string& source = "scheduler conf");
+                                                        const std::string& source = "scheduler conf",
+                                                        std::vector<std::string>* warnings = nullptr);
 
 // Parse + the core's validation (unknown actions/plugins, duplicates, proportion with drf hierarchy).
 // Warnings (known but unimplemented Volcano actions/plugins) go to *warnings.

@@ -45,6 +45,10 @@ struct SchedulerOptions {
   std::chrono::milliseconds graceful_shutdown{5000};  // --graceful-shutdown-seconds (kube/signals.h)
 
   std::string scheduler_conf;  // --scheduler-conf; "" = built-in default (Volcano's Helm default)
+  // --disable-default-scheduler-config (Volcano's flag): a --scheduler-conf that cannot be read or is invalid
+  // at start-up stops the process instead of running with the built-in default (Volcano's behaviour without
+  // the flag, logged as an error and visible in tephra_scheduler_conf_last_reload_successful).
+  bool disable_default_conf = false;
   std::chrono::milliseconds schedule_period{1000};
   // Tephra-only: a change that can make a pod placeable (new pending pod, PodGroup, node, queue, a pod that
   // finished or left) starts a cycle early, but never sooner than this after the previous cycle ended, nor

@@ -84,11 +84,11 @@ struct SchedulerConf {
 
   const ActionConfiguration* FindConfiguration(const std::string& action) const;
 
-  // Rejects: action names that are neither registered nor known Volcano actions; plugin names that are
-  // neither registered nor known Volcano plugins; duplicate plugin names across tiers; `proportion`
-  // together with `drf` enableHierarchy=true; malformed plugin or action arguments (the message names
-  // the plugin or action and the argument). Known Volcano actions/plugins that Tephra does not implement
-  // are reported in *warnings and skipped.
+  // Rejects what Volcano rejects: action names that are neither registered nor known Volcano actions,
+  // including an empty one (a trailing comma); `proportion` together with `drf` enableHierarchy=true. Also
+  // rejects malformed arguments of implemented plugins and actions (the message names the plugin or action
+  // and the argument). Reported in *warnings and skipped, as Volcano skips them: unknown plugin names and
+  // known Volcano actions/plugins that Tephra does not implement; a plugin listed twice is a warning too.
   core::Status Validate(const PluginRegistry& plugins, const ActionRegistry& actions,
                         std::vector<std::string>* warnings = nullptr) const;
   // Same, against ActionRegistry::Builtin().
