@@ -138,7 +138,7 @@ note "4. kubectl wait --for=condition=Completed=Completed vcjob/quick"
 source "$HERE/../lib/chart.sh"
 k create serviceaccount nobody >/dev/null
 chart_sa_kubeconfig default nobody "$WORK/nobody.kubeconfig" || fail "no token for serviceaccount nobody"
-rc=0; vcctl -k "$WORK/nobody.kubeconfig" job why -N quick >"$WORK/out" 2>&1 || rc=$?
+rc=0; vcctl job why -N quick -k "$WORK/nobody.kubeconfig" >"$WORK/out" 2>&1 || rc=$?   # -k is a flag of each command, as in vcctl
 [ "$rc" -eq 1 ] || fail "forbidden: exit $rc, want 1: $(cat "$WORK/out")"
 grep -qF 'Missing RBAC permission: verb "get" on resource "jobs" in API group "batch.volcano.sh"' "$WORK/out" ||
   fail "forbidden message: $(cat "$WORK/out")"
