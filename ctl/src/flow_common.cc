@@ -1,11 +1,11 @@
-// `create -f`, `delete` and `describe`, identical in vcctl for jobflow and jobtemplate but for the kind.
+// `create -f`, `get`, `delete` and `describe`, identical in vcctl for jobflow and jobtemplate but for the kind.
 #include "flow_common.h"
 
 namespace tephra::ctl::internal {
 namespace {
 
 struct Flags {
-  std::string name, ns = "default", file, format = "yaml";
+  std::string name, ns = "default", file, format = "yaml", output;
 };
 
 }  // namespace
@@ -102,6 +102,25 @@ void RegisterFlowDescribe(CLI::App* group, Runner& runner, const FlowKind& k) {
     }
     return int{kExitOk};
   });
+}
+
+void RegisterFlowGet(CLI::App* group, Runner& runner, const FlowKind& k, FlowPrinter print) {
+  auto f = std::make_shared<Flags>();
+  auto* app = group->add_subcommand("get", "get a " + k.noun);
+  runner.AddConnectionFlags(app);
+  app->add_option("-N,--name", f->name, "the name of " + k.noun);
+  app->add_option("-n,--namespace", f->ns, "the namespace of " + k.noun)->capture_default_str();
+  AddOutputFlag(app, &f->output);
+  runner.OnRun(
+      app, [f, k] { return f->name.empty() ? "name is mandatory to get the particular " + k.noun + " details" : ""; },
+      [f, k, app, print](Context& ctx) {
+        auto obj = ctx.client.Get(*k.res, f->ns, f->name);
+        if (!obj.ok()) return Fail(ctx, app, ctx.Explain(obj.status(), "get", *k.res, f->ns, f->name));
+        Format fmt = ParseFormat(f->output).value_or(Format::kTable);
+        if (fmt == Format::kJson || fmt == Format::kYaml) PrintObject(ctx.out, *obj, *k.res, fmt);
+        else print(ctx.out, {*obj}, ctx.clock);
+        return int{kExitOk};
+      });
 }
 
 }  // namespace tephra::ctl::internal

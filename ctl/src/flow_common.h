@@ -1,7 +1,10 @@
-// The jobflow and jobtemplate command groups share create/delete/describe (same flags and output in vcctl).
+// The jobflow and jobtemplate command groups share create/get/delete/describe (same flags and output in vcctl).
 #pragma once
 
+#include <functional>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "internal.h"
 
@@ -16,5 +19,8 @@ struct FlowKind {
 void RegisterFlowCreate(CLI::App* group, Runner& runner, const FlowKind& k);
 void RegisterFlowDelete(CLI::App* group, Runner& runner, const FlowKind& k);
 void RegisterFlowDescribe(CLI::App* group, Runner& runner, const FlowKind& k);
+// `get -N NAME [-n NS] [-o ...]`: one row of the kind's list table, printed by `print`.
+using FlowPrinter = std::function<void(std::ostream&, const std::vector<json>&, const core::Clock&)>;
+void RegisterFlowGet(CLI::App* group, Runner& runner, const FlowKind& k, FlowPrinter print);
 
 }  // namespace tephra::ctl::internal

@@ -55,25 +55,6 @@ void RegisterList(CLI::App* group, Runner& runner) {
   });
 }
 
-void RegisterGet(CLI::App* group, Runner& runner) {
-  auto f = std::make_shared<Flags>();
-  auto* app = group->add_subcommand("get", "get a jobflow");
-  runner.AddConnectionFlags(app);
-  app->add_option("-N,--name", f->name, "the name of jobflow");
-  app->add_option("-n,--namespace", f->ns, "the namespace of jobflow")->capture_default_str();
-  AddOutputFlag(app, &f->output);
-  runner.OnRun(
-      app, [f] { return f->name.empty() ? "name is mandatory to get the particular jobflow details" : ""; },
-      [f, app](Context& ctx) {
-        auto flow = ctx.client.Get(FlowRes(), f->ns, f->name);
-        if (!flow.ok()) return Fail(ctx, app, ctx.Explain(flow.status(), "get", FlowRes(), f->ns, f->name));
-        Format fmt = ParseFormat(f->output).value_or(Format::kTable);
-        if (fmt == Format::kJson || fmt == Format::kYaml) PrintObject(ctx.out, *flow, FlowRes(), fmt);
-        else PrintJobFlows(ctx.out, {*flow}, ctx.clock);
-        return int{kExitOk};
-      });
-}
-
 }  // namespace
 
 void RegisterJobFlow(CLI::App& root, Runner& runner) {
@@ -82,7 +63,7 @@ void RegisterJobFlow(CLI::App& root, Runner& runner) {
   const FlowKind k{&FlowRes(), "JobFlow", "jobflow"};
   RegisterFlowCreate(group, runner, k);
   RegisterList(group, runner);
-  RegisterGet(group, runner);
+  RegisterFlowGet(group, runner, k, PrintJobFlows);
   RegisterFlowDelete(group, runner, k);
   RegisterFlowDescribe(group, runner, k);
 }

@@ -48,25 +48,6 @@ void RegisterList(CLI::App* group, Runner& runner) {
   });
 }
 
-void RegisterGet(CLI::App* group, Runner& runner) {
-  auto f = std::make_shared<Flags>();
-  auto* app = group->add_subcommand("get", "get a jobtemplate");
-  runner.AddConnectionFlags(app);
-  app->add_option("-N,--name", f->name, "the name of job template");
-  app->add_option("-n,--namespace", f->ns, "the namespace of job template")->capture_default_str();
-  AddOutputFlag(app, &f->output);
-  runner.OnRun(
-      app, [f] { return f->name.empty() ? "name is mandatory to get the particular job template details" : ""; },
-      [f, app](Context& ctx) {
-        auto t = ctx.client.Get(TemplateRes(), f->ns, f->name);
-        if (!t.ok()) return Fail(ctx, app, ctx.Explain(t.status(), "get", TemplateRes(), f->ns, f->name));
-        Format fmt = ParseFormat(f->output).value_or(Format::kTable);
-        if (fmt == Format::kJson || fmt == Format::kYaml) PrintObject(ctx.out, *t, TemplateRes(), fmt);
-        else PrintTemplates(ctx.out, {*t});
-        return int{kExitOk};
-      });
-}
-
 }  // namespace
 
 void RegisterJobTemplate(CLI::App& root, Runner& runner) {
@@ -75,7 +56,9 @@ void RegisterJobTemplate(CLI::App& root, Runner& runner) {
   const FlowKind k{&TemplateRes(), "JobTemplate", "job template"};
   RegisterFlowCreate(group, runner, k);
   RegisterList(group, runner);
-  RegisterGet(group, runner);
+  RegisterFlowGet(group, runner, k, [](std::ostream& out, const std::vector<json>& items, const core::Clock&) {
+    PrintTemplates(out, items);
+  });
   RegisterFlowDelete(group, runner, k);
   RegisterFlowDescribe(group, runner, k);
 }

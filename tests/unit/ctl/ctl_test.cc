@@ -536,6 +536,18 @@ TEST_F(CtlTest, JobFlowListGolden) {
   EXPECT_EQ(json::parse(out_.str())["kind"], "JobFlow");
   ASSERT_EQ(Run({"jobtemplate", "list"}), 0);
   EXPECT_EQ(out_.str(), "No resources found\n");
+  // get: one row of the same table; -o yaml the object; a name is mandatory.
+  ASSERT_EQ(Run({"jobflow", "get", "-N", "flow-a"}), 0) << err_.str();
+  EXPECT_EQ(out_.str(),
+            "Name      Namespace    Phase      Age    \n"
+            "flow-a    default      Running    3h     \n");
+  ASSERT_EQ(Run({"jobflow", "get", "-N", "flow-a", "-o", "yaml"}), 0);
+  EXPECT_NE(out_.str().find("kind: JobFlow"), std::string::npos) << out_.str();
+  EXPECT_EQ(Run({"jobtemplate", "get"}), kExitUsage);
+  EXPECT_NE(err_.str().find("name is mandatory to get the particular job template details"), std::string::npos)
+      << err_.str();
+  EXPECT_EQ(Run({"jobtemplate", "get", "-N", "nope"}), kExitError);
+  EXPECT_NE(err_.str().find("not found"), std::string::npos) << err_.str();
 }
 
 // ------------------------------------------------------------------------------------- flags and dispatch

@@ -1,0 +1,23 @@
+# Shared by the ctl e2e scripts (sourced after lib/common.sh): the CRDs, 2 simulated nodes x 4 cpu, the
+# scheduler and the controller, and a `vcctl` symlink to the binary in $WORK.
+#   ctl_stack_up [scheduler flags...]
+ctl_stack_up() {
+  k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
+  crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
+  wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
+  start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 2 --cpu 4 --gpus 0 ||
+    fail "tephra nodesim did not start"
+  node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
+  wait_until "2 nodes" 90 node_count 2 || fail "nodesim did not register nodes"
+  k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
+  k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+  start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false "$@" \
+    --listen-address "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)" ||
+    fail "tephra scheduler did not start"
+  start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --metrics-addr "127.0.0.1:$(free_port)" \
+    --health-addr "127.0.0.1:$(free_port)" || fail "tephra controller did not start"
+  have_queues() { k get queue root && k get queue default; }
+  wait_until "root and default queues" 60 have_queues || fail "scheduler did not create root/default queues"
+  ln -s "$TEPHRA_BIN" "$WORK/vcctl"
+}
+vcctl() { "$WORK/vcctl" "$@"; }   # reads $KUBECONFIG, like vcctl
