@@ -8,15 +8,8 @@
 #  5. queue create / operate close, open, update -w 3 / list (parsed with awk) / get / delete.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../lib/common.sh
-source "$HERE/../lib/common.sh"
 # shellcheck source=stack.sh
-source "$HERE/stack.sh"
-: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
-LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
-WORK=$(mktemp -d)
-trap 'stop_roles; rm -rf "$WORK"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
+source "$HERE/stack.sh"   # lib/common.sh, LOGS, WORK (removed on exit), k, vcctl, ctl_stack_up
 # expect_rc <rc> <cmd...>: runs cmd, fails unless it exits with rc; its stdout+stderr go to $WORK/out.
 expect_rc() {
   local want=$1 rc=0; shift

@@ -1,6 +1,15 @@
-# Shared by the ctl e2e scripts (sourced after lib/common.sh): the CRDs, 2 simulated nodes x 4 cpu, the
-# scheduler and the controller, and a `vcctl` symlink to the binary in $WORK.
-#   ctl_stack_up [scheduler flags...]
+# Shared by the ctl e2e scripts (sourced): lib/common.sh, a log and a work directory (the roles stop and the
+# work directory goes on exit), `k` (kubectl), and
+#   ctl_stack_up [scheduler flags...]   the CRDs, 2 simulated nodes x 4 cpu, the scheduler and the controller,
+#                                       and a `vcctl` symlink to the binary in $WORK.
+# shellcheck source=../lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
+LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
+WORK=$(mktemp -d)
+trap 'stop_roles; rm -rf "$WORK"' EXIT
+k() { "$KUBECTL" --request-timeout 20s "$@"; }
+
 ctl_stack_up() {
   k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
   crds_established() { k wait --for condition=Established --timeout 10s crd --all; }

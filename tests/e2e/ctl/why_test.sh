@@ -9,15 +9,8 @@
 #  5. errors name what is missing: an RBAC permission (a ServiceAccount with no rights), a kubeconfig.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../lib/common.sh
-source "$HERE/../lib/common.sh"
 # shellcheck source=stack.sh
-source "$HERE/stack.sh"
-: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
-LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
-WORK=$(mktemp -d)
-trap 'stop_roles; rm -rf "$WORK"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
+source "$HERE/stack.sh"   # lib/common.sh, LOGS, WORK (removed on exit), k, vcctl, ctl_stack_up
 
 # Positions every 500 ms, so the test does not wait for the 2 s default.
 ctl_stack_up --queue-position-interval 500ms
