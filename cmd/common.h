@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -20,8 +21,16 @@ struct CommonFlags {
   double graceful_shutdown_seconds = 5;  // --graceful-shutdown-seconds: first stop signal -> forced exit
 };
 
-// Adds the common flags to a role's subcommand.
+// Adds the common flags to a role's subcommand, and the flags Volcano's charts pass to every component
+// (klog's --logtostderr and -v, --enable-healthz, --enable-metrics, --enable-pprof, --feature-gates, and the
+// stray "2>&1" argument its charts carry), so a Volcano Deployment's args start Tephra unchanged
+// (docs/volcano-conformance.md). Tephra always logs to stderr and serves health and metrics; the others
+// have no effect, which a line on stderr says.
 void AddCommonFlags(CLI::App* app, CommonFlags* flags);
+
+// Volcano flags of one role that Tephra accepts and ignores (e.g. the controller's --worker-threads-for-gc):
+// each takes a value; using one prints that it has no effect.
+void AddNoOpFlags(CLI::App* app, const std::vector<std::string>& names);
 
 // Copies the connection and process flags into a role's options, whose fields have the same names
 // (kubeconfig, master, kube_api_qps, kube_api_burst, log_level, graceful_shutdown). The listen addresses

@@ -18,8 +18,8 @@ void RegisterController(CLI::App& root, int* exit_code) {
                   "Pods with one of these spec.schedulerName get a PodGroup; the first is the schedulerName a "
                   "job without one gets (repeatable; default volcano)");
   app->add_option("--max-requeue-num", o->max_requeue_num,
-                  "Failed reconciles of a job before it is terminated (0: never)")
-      ->check(CLI::NonNegativeNumber);
+                  "Requeues of a failing job before it is terminated (-1: never give up; 0: at the first failure)")
+      ->check(CLI::Range(-1, 1 << 30));
   app->add_option("--worker-threads", o->worker_threads, "Concurrent job reconciles")->check(CLI::PositiveNumber);
   app->add_option("--worker-threads-for-podgroup", o->worker_threads_for_podgroup,
                   "Concurrent PodGroup (plain pod) reconciles")
@@ -35,8 +35,11 @@ void RegisterController(CLI::App& root, int* exit_code) {
       ->delimiter(',');
   app->add_option("--leader-elect", o->leader_elect, "Take the vc-controller-manager Lease before acting")
       ->default_str("true");
-  app->add_option("--lock-object-namespace", o->lock_object_namespace, "Namespace of the leader-election Lease")
+  app->add_option("--lock-object-namespace,--leader-elect-resource-namespace", o->lock_object_namespace,
+                  "Namespace of the leader-election Lease (both of Volcano's names)")
       ->default_str("volcano-system");
+  AddNoOpFlags(app, {"--worker-threads-for-gc", "--worker-threads-for-cronjob", "--sharding-configmap",
+                     "--sharding-configmap-namespace", "--tls-cert-file", "--tls-private-key-file", "--ca-cert-file"});
   app->add_option("--inherit-owner-annotations", o->inherit_owner_annotations,
                   "PodGroups of plain pods inherit the owner's volcano.sh/ annotations")
       ->default_str("true");

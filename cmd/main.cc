@@ -8,6 +8,12 @@
 
 namespace tephra::cmd {
 
+namespace {
+void SaysNoEffect(const std::string& flag) {
+  std::fprintf(stderr, "tephra: %s is accepted for Volcano compatibility and has no effect\n", flag.c_str());
+}
+}  // namespace
+
 void AddCommonFlags(CLI::App* app, CommonFlags* f) {
   app->add_option("--kubeconfig", f->kubeconfig, "Path to a kubeconfig (default: $KUBECONFIG, then in-cluster)");
   app->add_option("--master", f->master, "API server address; overrides the kubeconfig's server");
@@ -26,6 +32,50 @@ void AddCommonFlags(CLI::App* app, CommonFlags* f) {
                   "answer (a second signal exits at once)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  // What Volcano's charts pass to every component. Tephra logs to stderr and serves /healthz and /metrics
+  // always, so these three are satisfied as given.
+  const char* group = "Volcano compatibility";
+  app->add_flag_function("--logtostderr", [](int64_t) {}, "klog's flag; Tephra always logs to stderr")->group(group);
+  app->add_option_function<std::string>("--enable-healthz", [](const std::string&) {},
+                                        "Volcano's flag; Tephra always serves /healthz and /readyz")
+      ->group(group);
+  app->add_option_function<std::string>("--enable-metrics", [](const std::string&) {},
+                                        "Volcano's flag; Tephra always serves /metrics")
+      ->group(group);
+  app->add_option_function<std::string>("--enable-pprof", [](const std::string&) { SaysNoEffect("--enable-pprof"); },
+                                        "Volcano's flag; no effect")
+      ->group(group);
+  app->add_option_function<std::string>("--feature-gates", [](const std::string&) { SaysNoEffect("--feature-gates"); },
+                                        "Volcano's flag; no effect (Tephra's features have no gates)")
+      ->group(group);
+  // Volcano's charts write "-v=4"; CLI11 hands a short option's "=4" over as the value.
+  app->add_option_function<std::string>("-v,--v", [](const std::string&) {},
+                                        "klog's verbosity (accepted; use --log-level: trace|debug|info|warn|error)")
+      ->group(group)
+      ->transform([](std::string v) {
+        if (!v.empty() && v.front() == '=') v.erase(0, 1);
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+          throw CLI::ValidationError("-v", "want a number, got \"" + v + "\"");
+        return v;
+      });
+  // Volcano's charts end the args with "2>&1", which reaches the process as an argument (no shell); Go's flag
+  // parser leaves such words alone, and so does Tephra.
+  app->add_option_function<std::vector<std::string>>(
+         "args",
+         [](const std::vector<std::string>& words) {
+           for (const auto& w : words)
+             if (w != "2>&1") std::fprintf(stderr, "tephra: ignoring the argument \"%s\"\n", w.c_str());
+         },
+         "")
+      ->group("");
+}
+
+void AddNoOpFlags(CLI::App* app, const std::vector<std::string>& names) {
+  for (const auto& n : names) {
+    app->add_option_function<std::string>(n, [n](const std::string&) { SaysNoEffect(n); },
+                                          "Volcano's flag; accepted, no effect in Tephra")
+        ->group("Volcano compatibility");
+  }
 }
 
 int NotImplemented(const char* role, const char* issue) {

@@ -44,7 +44,11 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
                   "Pods whose spec.schedulerName is one of these are scheduled (repeatable; default volcano)");
   app->add_option("--leader-elect", o->leader_elect, "Take the vc-scheduler Lease before scheduling")
       ->default_str("true");
-  app->add_option("--lock-object-namespace", o->lock_object_namespace, "Namespace of the leader-election Lease");
+  app->add_option("--lock-object-namespace,--leader-elect-resource-namespace", o->lock_object_namespace,
+                  "Namespace of the leader-election Lease (both of Volcano's names)");
+  AddNoOpFlags(app, {"--node-worker-threads", "--percentage-nodes-to-find", "--minimum-percentage-nodes-to-find",
+                     "--minimum-feasible-nodes", "--plugins-dir", "--ignored-provisioners", "--scheduler-sharding-mode",
+                     "--cache-dump-dir", "--enable-cache-dumper"});
   app->add_option("--listen-address", *listen, "host:port for /metrics (Volcano's name; default :8080)");
   app->add_option("--bind-workers", o->bind_workers, "Concurrent pods/binding requests (paced by --kube-api-qps)")
       ->check(CLI::PositiveNumber);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "command/reconciler.h"
@@ -252,13 +253,16 @@ const std::vector<std::string>& KnownControllers() {
   return k;
 }
 
-core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::string>& spec) {
+core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::string>& spec,
+                                                         std::vector<std::string>* warnings) {
+  // Volcano's controllers that Tephra does not run as separate controllers (TTL clean-up is part of the job
+  // controller here; cronjob and hypernode discovery are not built yet).
+  static const std::set<std::string> kVolcanoOnly = {"gc-controller", "cronjob-controller", "hyperNode-controller",
+                                                     "hypernode-controller", "sharding-controller",
+                                                     "colocation-config-controller"};
   const auto& known = KnownControllers();
-  auto is_known = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
-  std::set<std::string> on, off;
-  bool all = false;
-  for (std::string item : spec) {
-    // Accept both repeated flags and Volcano's comma-separated form.
+  std::vector<std::string> entries;
+  for (const std::string& item : spec) {
     size_t start = 0;
     while (start <= item.size()) {
       size_t comma = item.find(',', start);
@@ -266,24 +270,35 @@ core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::
       start = comma == std::string::npos ? item.size() + 1 : comma + 1;
       while (!n.empty() && n.front() == ' ') n.erase(n.begin());
       while (!n.empty() && n.back() == ' ') n.pop_back();
-      if (n.empty()) continue;
-      if (n == "*") {
-        all = true;
-        continue;
-      }
-      bool negate = n.front() == '-';
-      std::string name = negate ? n.substr(1) : n;
-      if (!is_known(name)) {
-        std::string list;
-        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-        return core::InvalidArgumentError("--controllers: unknown controller \"" + name + "\" (known: " + list + ")");
-      }
-      (negate ? off : on).insert(name);
+      if (!n.empty()) entries.push_back(std::move(n));
+    }
+  }
+  std::set<std::string> named;
+  bool star = entries.empty();
+  for (const auto& e : entries) {
+    if (e == "*") {
+      star = true;
+      continue;
+    }
+    std::string name = (e.front() == '-' || e.front() == '+') ? e.substr(1) : e;
+    if (!named.insert(name).second)
+      return core::InvalidArgumentError("--controllers: " + name + " is given twice (enable and disable are exclusive)");
+    if (std::find(known.begin(), known.end(), name) == known.end() && !kVolcanoOnly.count(name) && warnings) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      warnings->push_back("--controllers: unknown controller \"" + name + "\" ignored (known: " + list + ")");
     }
   }
   std::set<std::string> out;
-  for (const auto& k : known)
-    if ((all || on.count(k)) && !off.count(k)) out.insert(k);
+  for (const auto& k : known) {
+    std::optional<bool> decided;
+    for (const auto& e : entries) {
+      if (e == k || e == "+" + k) decided = true;
+      else if (e == "-" + k) decided = false;
+      if (decided) break;
+    }
+    if (decided.value_or(star)) out.insert(k);
+  }
   return out;
 }
 
@@ -291,7 +306,7 @@ core::Status ValidateOptions(const ManagerOptions& o) {
   if (o.scheduler_names.empty()) return core::InvalidArgumentError("--scheduler-name: at least one name is required");
   for (const auto& n : o.scheduler_names)
     if (n.empty()) return core::InvalidArgumentError("--scheduler-name: empty name");
-  if (o.max_requeue_num < 0) return core::InvalidArgumentError("--max-requeue-num: must be >= 0");
+  if (o.max_requeue_num < -1) return core::InvalidArgumentError("--max-requeue-num: must be >= -1 (-1: for ever)");
   if (o.worker_threads < 1) return core::InvalidArgumentError("--worker-threads: must be >= 1");
   if (o.worker_threads_for_podgroup < 1) return core::InvalidArgumentError("--worker-threads-for-podgroup: must be >= 1");
   if (o.worker_threads_for_queue < 1) return core::InvalidArgumentError("--worker-threads-for-queue: must be >= 1");
@@ -300,7 +315,6 @@ core::Status ValidateOptions(const ManagerOptions& o) {
     return core::InvalidArgumentError("--lock-object-namespace: required with --leader-elect");
   auto c = ResolveControllers(o.controllers);
   if (!c.ok()) return c.status();
-  if (c->empty()) return core::InvalidArgumentError("--controllers: every controller is disabled");
   return core::Status::OK();
 }
 
@@ -309,7 +323,12 @@ int RunControllerManager(const ManagerOptions& o) {
     std::fprintf(stderr, "tephra controller: %s\n", s.ToString().c_str());
     return 2;
   }
-  auto enabled = *ResolveControllers(o.controllers);
+  std::vector<std::string> warnings;
+  auto enabled = *ResolveControllers(o.controllers, &warnings);
+  for (const auto& w : warnings) log::Warn("controller flags").Kv("warning", w);
+  // Volcano runs a controller-manager with nothing enabled (a deployment of only controllers Tephra lacks);
+  // so does Tephra, and says so.
+  if (enabled.empty()) log::Warn("--controllers enables none of Tephra's controllers; running idle");
 
   kube::ManagerOptions mo = kube::ManagerOptionsFor("controller", o, o.metrics_address, o.health_address);
   mo.leader_elect = o.leader_elect;

@@ -45,12 +45,12 @@ struct ManagerOptions {
   // --scheduler-name (repeatable): pods with these names get a PodGroup; the first is the schedulerName a
   // job stored without one gets (docs/job-controller.md, "Admission defaults applied by the controller").
   std::vector<std::string> scheduler_names = {"volcano"};
-  int max_requeue_num = 15;                                // --max-requeue-num
+  int max_requeue_num = 15;  // --max-requeue-num: -1 retries for ever, 0 gives up at the first failure
   int worker_threads = 3;                                  // --worker-threads (job controller)
   int worker_threads_for_podgroup = 5;                     // --worker-threads-for-podgroup
   int worker_threads_for_queue = 5;                        // --worker-threads-for-queue
   int worker_threads_for_jobflow = 3;                      // --worker-threads-for-jobflow (Tephra's)
-  std::vector<std::string> controllers = {"*"};            // --controllers
+  std::vector<std::string> controllers = {"*", "-sharding-controller"};  // --controllers (Volcano's default)
   bool leader_elect = true;                                // --leader-elect
   std::string lock_object_namespace = "volcano-system";    // --lock-object-namespace
   bool inherit_owner_annotations = true;                   // --inherit-owner-annotations
@@ -60,10 +60,14 @@ struct ManagerOptions {
   std::string health_address = ":11251";  // "" or "0" = off
 };
 
-// Resolves --controllers: "*" enables every known controller, "name" enables one, "-name" disables one
-// (exclusions win over "*"). Unknown names are kInvalidArgument (a typo must not silently disable a
-// controller).
-core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::string>& spec);
+// Resolves --controllers with Volcano's rule: for each controller the first entry naming it decides ("name"
+// or "+name" enables it, "-name" disables it); otherwise a "*" anywhere enables it; an empty list enables
+// everything. Entries may also be comma-separated within one flag. A name given twice ("x" and "-x") is
+// kInvalidArgument, as in Volcano. Names of Volcano controllers Tephra does not have (sharding-controller,
+// hyperNode-controller, ...) are accepted; other names are accepted with a warning in *warnings (Volcano
+// ignores them silently, so a typo would otherwise go unnoticed).
+core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::string>& spec,
+                                                         std::vector<std::string>* warnings = nullptr);
 
 // Checks the options; kInvalidArgument names the flag.
 core::Status ValidateOptions(const ManagerOptions& o);

@@ -20,10 +20,16 @@ ctl_stack_up() {
   wait_until "2 nodes" 90 node_count 2 || fail "nodesim did not register nodes"
   k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
   k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+  # Both roles also get the args Volcano's chart gives its own components (klog flags, --enable-*, the
+  # controller list of a chart without hypernode discovery, the stray "2>&1"): they must start unchanged.
   start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false "$@" \
+    --logtostderr --enable-healthz=true --enable-metrics=true --enable-pprof=true --percentage-nodes-to-find=100 \
+    -v=3 '2>&1' \
     --listen-address "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)" ||
     fail "tephra scheduler did not start"
   start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --metrics-addr "127.0.0.1:$(free_port)" \
+    --logtostderr --enable-healthz=true --enable-metrics=true --leader-elect=false \
+    --worker-threads-for-gc=5 '--controllers=*,-sharding-controller,-hyperNode-controller' -v=4 '2>&1' \
     --health-addr "127.0.0.1:$(free_port)" || fail "tephra controller did not start"
   have_queues() { k get queue root && k get queue default; }
   wait_until "root and default queues" 60 have_queues || fail "scheduler did not create root/default queues"

@@ -25,7 +25,7 @@ class ControllerTest : public ::testing::Test {
   }};
   std::vector<std::pair<std::string, std::string>> gave_up;
 
-  std::unique_ptr<Controller> Make(int max_requeues = 0) {
+  std::unique_ptr<Controller> Make(int max_requeues = -1) {
     ControllerOptions o;
     o.name = "jobs";
     o.clock = &clock;
@@ -134,6 +134,23 @@ TEST_F(ControllerTest, MaxRequeuesHookGivesUp) {
   EXPECT_EQ(Total("max_requeues"), 1);
   EXPECT_EQ(c->NumRequeues("ns/a"), 0);
   EXPECT_FALSE(c->queue().Tick().has_value());
+}
+
+// Volcano's --max-requeue-num: 0 gives up at the first failure; -1 never gives up.
+TEST_F(ControllerTest, MaxRequeuesZeroGivesUpAtOnceAndMinusOneNever) {
+  auto zero = Make(/*max_requeues=*/0);
+  behaviour = [&](const std::string&) { return ReconcileResult::Error(core::UnavailableError("failing")); };
+  zero->Enqueue("ns/z");
+  zero->ProcessNextForTest();
+  ASSERT_EQ(gave_up.size(), 1u);
+  EXPECT_EQ(calls["ns/z"], 1);
+  gave_up.clear();
+  auto never = Make(/*max_requeues=*/-1);
+  never->Enqueue("ns/n");
+  never->ProcessNextForTest();
+  for (int i = 0; i < 40; ++i) Step(*never);
+  EXPECT_TRUE(gave_up.empty());
+  EXPECT_GE(calls["ns/n"], 30);
 }
 
 TEST_F(ControllerTest, ThrowingReconcilerIsARetriableError) {

@@ -82,7 +82,7 @@ void Controller::Process(const std::string& key) {
     result = "terminal_error";
     log::Error("reconcile failed terminally")
         .Kv("controller", opts_.name).Kv("key", key).Kv("error", r.status.ToString());
-  } else if (opts_.max_requeues > 0 && queue_.NumRequeues(key) >= opts_.max_requeues) {
+  } else if (opts_.max_requeues >= 0 && queue_.NumRequeues(key) >= opts_.max_requeues) {
     queue_.Forget(key);
     result = "max_requeues";
     log::Warn("giving up on key after max requeues")

@@ -68,8 +68,9 @@ struct ControllerOptions {
   metrics::Registry* registry = nullptr;  // nullptr = Registry::Default()
   RateLimiterOptions rate_limits;
   // 0 = unlimited. When a retriable error occurs and the key has already been requeued this many times,
-  // on_max_requeues runs instead of another requeue (Volcano gives up on a job after 15).
-  int max_requeues = 0;
+  // on_max_requeues runs instead of another requeue once a failing key was requeued this many times
+  // (Volcano gives up on a job after 15; 0 gives up at the first failure). -1: retry for ever.
+  int max_requeues = -1;
   std::function<void(const std::string& key, const core::Status& last_error)> on_max_requeues;
   bool start_timer_thread = true;      // see WorkQueueOptions; false for FakeClock tests
 };
