@@ -15,7 +15,8 @@ set(TEPHRA_IO_HEADERS
   openssl/bio.h openssl/crypto.h openssl/bn.h openssl/rand.h openssl/sha.h
   boost/asio.hpp boost/asio/ssl.hpp boost/beast.hpp httplib.h)
 set(TEPHRA_CLI_HEADERS CLI/CLI.hpp CLI/App.hpp CLI/Option.hpp)
-set(TEPHRA_CORE_EXTRA_HEADERS yaml-cpp/yaml.h spdlog/spdlog.h spdlog/logger.h fmt/format.h ${TEPHRA_CLI_HEADERS})
+# re2: only through tephra_pattern (pattern/), the one adapter.
+set(TEPHRA_CORE_EXTRA_HEADERS yaml-cpp/yaml.h spdlog/spdlog.h spdlog/logger.h fmt/format.h ${TEPHRA_CLI_HEADERS} re2/re2.h)
 
 function(_tephra_make_poison group)
   set(dir ${CMAKE_BINARY_DIR}/poison/${group})

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
-#include <regex>
 #include <set>
 
 #include "tephra/api/defaults.h"
 #include "tephra/api/labels.h"
 #include "tephra/api/resources.h"
+#include "tephra/pattern/pattern.h"
 
 namespace tephra::api {
 namespace {
@@ -764,39 +764,13 @@ FieldErrors ValidateHyperNode(const HyperNode& hn) {
       if (s.regex_match->pattern.empty()) {
         errs.push_back({mp + ".selector.regexMatch.pattern", "member regexMatch pattern is required"});
       } else {
-        // std::regex reports syntax errors by throwing; catch here so no exception leaves the module.
-        // It also expands counted repetition into NFA states and compiles nested groups recursively, so
-        // "a{1000000000}" or 10,000 nested parentheses would hang or overflow the stack: refuse them
-        // first, with RE2's own limits (repeat count <= 1000) and a conservative nesting bound.
-        const std::string& pat = s.regex_match->pattern;
-        bool too_complex = pat.size() > 4096;
-        int depth = 0;
-        for (size_t k = 0; k < pat.size() && !too_complex; ++k) {
-          char c = pat[k];
-          if (c == '\\') {
-            ++k;
-          } else if (c == '(') {
-            too_complex = ++depth > 100;
-          } else if (c == ')') {
-            --depth;
-          } else if (c == '{') {
-            long n = 0;
-            for (size_t d = k + 1; d < pat.size() && (std::isdigit(static_cast<unsigned char>(pat[d])) || pat[d] == ','); ++d) {
-              if (pat[d] == ',') n = 0;
-              else if ((n = n * 10 + (pat[d] - '0')) > 1000) too_complex = true;
-            }
-          }
-        }
-        if (too_complex) {
-          errs.push_back({mp + ".selector.regexMatch.pattern",
-                          "member regexMatch pattern is invalid: " + s.regex_match->pattern});
-          continue;
-        }
-        try {
-          std::regex re(s.regex_match->pattern, std::regex::ECMAScript);
-        } catch (const std::regex_error&) {
-          errs.push_back({mp + ".selector.regexMatch.pattern",
-                          "member regexMatch pattern is invalid: " + s.regex_match->pattern});
+        // Volcano compiles the pattern with Go's regexp; RE2 accepts and refuses the same patterns, in linear
+        // time and bounded memory whatever the input ("a{1000000000}", deep nesting).
+        auto compiled = pattern::Pattern::Compile(s.regex_match->pattern);
+        if (!compiled.ok()) {
+          errs.push_back({mp + ".selector.regexMatch.pattern", "member regexMatch pattern is invalid: " +
+                                                                   s.regex_match->pattern + " (" +
+                                                                   compiled.status().message() + ")"});
         }
       }
     }

@@ -1,7 +1,8 @@
 #include "tephra/sched/cluster_state.h"
 
+#include "tephra/pattern/pattern.h"
+
 #include <algorithm>
-#include <regex>
 
 namespace tephra::sched {
 
@@ -576,27 +577,25 @@ const HyperNodeView& ClusterState::Topology() const {
       e.tier_name = h.tier_name;
       if (!h.tier_name.empty()) v.tier_of_name[h.tier_name] = h.tier;
       for (const auto& m : h.members) {
-        if (m.type == HyperNodeMemberType::kHyperNode) {
-          for (const auto& [cname, ch] : hypernodes_) {
-            bool match = false;
-            if (m.kind == MemberSelectorKind::kExact) {
-              match = cname == m.name_or_pattern;
-            } else if (m.kind == MemberSelectorKind::kRegex) {
-              try { match = std::regex_match(cname, std::regex(m.name_or_pattern)); } catch (const std::regex_error&) {}
-            }
-            if (match && cname != name) e.children.push_back(cname);
-          }
-          continue;
-        }
-        std::optional<std::regex> re;
+        // regexMatch means what Go's regexp.MatchString means to Volcano: RE2 syntax, unanchored. Compiled
+        // once per member; a pattern that does not compile matches nothing (the webhook refuses it).
+        std::optional<pattern::Pattern> re;
         if (m.kind == MemberSelectorKind::kRegex) {
-          try { re.emplace(m.name_or_pattern); } catch (const std::regex_error&) { continue; }
+          auto compiled = pattern::Pattern::Compile(m.name_or_pattern);
+          if (!compiled.ok()) continue;
+          re = std::move(*compiled);
+        }
+        auto matches = [&](const std::string& candidate) {
+          return m.kind == MemberSelectorKind::kExact ? candidate == m.name_or_pattern : re && re->Find(candidate);
+        };
+        if (m.type == HyperNodeMemberType::kHyperNode) {
+          for (const auto& [cname, ch] : hypernodes_)
+            if (cname != name && m.kind != MemberSelectorKind::kLabel && matches(cname)) e.children.push_back(cname);
+          continue;
         }
         for (int idx : all) {
           const NodeInfo& n = nodes_[static_cast<size_t>(idx)];
-          bool match = m.kind == MemberSelectorKind::kExact   ? n.name == m.name_or_pattern
-                       : m.kind == MemberSelectorKind::kRegex ? std::regex_match(n.name, *re)
-                                                              : m.label_selector.Matches(n.labels);
+          bool match = m.kind == MemberSelectorKind::kLabel ? m.label_selector.Matches(n.labels) : matches(n.name);
           if (match) direct[name].push_back(idx);
         }
       }

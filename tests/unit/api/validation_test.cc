@@ -632,16 +632,21 @@ TEST(ValidateHyperNodeTest, Members) {
   HyperNode badre = h;
   badre.spec.members[1].selector.regex_match->pattern = "leaf-[0-9";
   ExpectOnly(ValidateHyperNode(badre), "spec.members[1].selector.regexMatch.pattern",
-             "member regexMatch pattern is invalid: leaf-[0-9");
+             "member regexMatch pattern is invalid: leaf-[0-9 (missing ]: [0-9)");
   HyperNode huge_repeat = h;  // RE2 (Volcano's regex engine) refuses repeat counts above 1000
   huge_repeat.spec.members[1].selector.regex_match->pattern = "a{1001}";
   ExpectOnly(ValidateHyperNode(huge_repeat), "spec.members[1].selector.regexMatch.pattern",
-             "member regexMatch pattern is invalid: a{1001}");
+             "member regexMatch pattern is invalid: a{1001} (invalid repetition size: {1001})");
   huge_repeat.spec.members[1].selector.regex_match->pattern = "leaf-[0-9]{1,1000}";
   EXPECT_TRUE(ValidateHyperNode(huge_repeat).empty());
-  HyperNode nested = h;
+  HyperNode nested = h;  // Go refuses nesting deeper than 1,000
   nested.spec.members[1].selector.regex_match->pattern = std::string(5000, '(') + std::string(5000, ')');
   EXPECT_EQ(ValidateHyperNode(nested).size(), 1u);
+  nested.spec.members[1].selector.regex_match->pattern = std::string(1000, '(') + std::string(1000, ')');
+  EXPECT_TRUE(ValidateHyperNode(nested).empty());
+  // RE2 syntax that ECMAScript lacks, accepted as Volcano accepts it.
+  nested.spec.members[1].selector.regex_match->pattern = "(?i)^GPU-[[:digit:]]+\\z";
+  EXPECT_TRUE(ValidateHyperNode(nested).empty());
   HyperNode label_on_hn = h;
   label_on_hn.spec.members[2].type = "HyperNode";
   ExpectOnly(ValidateHyperNode(label_on_hn), "spec.members[2].selector.labelMatch",

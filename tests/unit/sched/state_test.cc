@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "fixture.h"
 #include "tephra/sched/cluster_state.h"
 #include "tephra/sched/result.h"
@@ -131,6 +133,41 @@ TEST(ClusterState, InformerLagKeepsAssumptionAndNodeNameConfirms) {
   c.st().UpsertPod(stale);
   EXPECT_EQ(c.st().FindTask("g-0")->status, TaskStatus::kBound);
   EXPECT_EQ(c.st().FindNode("n1")->used.Get(kCpu), 1000);
+}
+
+// HyperNode regexMatch means what it means to Volcano (Go's regexp.MatchString): RE2 syntax, unanchored.
+// ECMAScript full-match semantics used to give other node sets for both of these.
+TEST(HyperNodeRegex, UnanchoredGoSyntaxLikeVolcano) {
+  ClusterState st;
+  for (const char* n : {"rack1-gpu-0", "rack1-GPU-1", "rack2-gpu-0", "cpu-0"}) {
+    NodeInfo node;
+    node.name = n;
+    node.allocatable = Resource::Cpu(1000);
+    st.UpsertNode(node);
+  }
+  auto add = [&](const std::string& name, const std::string& pattern) {
+    HyperNodeInfo h;
+    h.name = name;
+    h.tier = 1;
+    HyperNodeMember m;
+    m.kind = MemberSelectorKind::kRegex;
+    m.name_or_pattern = pattern;
+    h.members.push_back(m);
+    st.UpsertHyperNode(h);
+  };
+  add("unanchored", "gpu");             // a substring, as MatchString finds it
+  add("case-insensitive", "(?i)^rack1-gpu-");
+  add("anchored", "^rack2-.*$");
+  add("invalid", "rack[");               // matches nothing (the webhook refuses it)
+  auto names = [&](const std::string& hn) {
+    std::set<std::string> out;
+    for (int slot : st.Topology().entries.at(hn).nodes) out.insert(st.NodeAt(slot).name);
+    return out;
+  };
+  EXPECT_EQ(names("unanchored"), (std::set<std::string>{"rack1-gpu-0", "rack2-gpu-0"}));
+  EXPECT_EQ(names("case-insensitive"), (std::set<std::string>{"rack1-gpu-0", "rack1-GPU-1"}));
+  EXPECT_EQ(names("anchored"), (std::set<std::string>{"rack2-gpu-0"}));
+  EXPECT_TRUE(names("invalid").empty());
 }
 
 }  // namespace

@@ -209,7 +209,7 @@ enum class MemberSelectorKind : uint8_t { kExact, kRegex, kLabel };
 struct HyperNodeMember {
   HyperNodeMemberType type = HyperNodeMemberType::kNode;
   MemberSelectorKind kind = MemberSelectorKind::kExact;
-  std::string name_or_pattern;  // exact name or regex (ECMAScript syntax, full match)
+  std::string name_or_pattern;  // exact name or regex (Go/RE2 syntax, unanchored, as Volcano matches it)
   LabelSelector label_selector;  // kLabel (nodes only)
 };
 struct HyperNodeInfo {
