@@ -133,6 +133,14 @@ kind: HyperNode
 metadata: {name: bad-regex}
 spec: {tier: 1, members: [{type: Node, selector: {regexMatch: {pattern: "node-[0-9"}}}]}
 YAML
+# Go's syntax, which ECMAScript lacks, is admitted as Volcano admits it (docs/volcano-conformance.md).
+cat <<'YAML' | k apply -f - >/dev/null || fail "a Go-syntax regexMatch pattern was refused"
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: go-regex}
+spec: {tier: 1, members: [{type: Node, selector: {regexMatch: {pattern: "(?i)^gpu-[[:digit:]]+"}}}]}
+YAML
+k delete hypernode go-regex >/dev/null
 cat <<'YAML' | expect_denied validatecronjob.volcano.sh "schedule is not a valid cron expression" apply -f -
 apiVersion: batch.volcano.sh/v1alpha1
 kind: CronJob
