@@ -36,6 +36,7 @@ RUNTIME_PKGS=(
   libyaml-cpp0.7      # libyaml-cpp.so.0.7 (kubeconfig)
   libbrotli1          # libbrotlicommon/dec/enc.so.1 (cpp-httplib's compression)
   zlib1g              # libz.so.1 (cpprestsdk, cpp-httplib)
+  libre2-9            # libre2.so.9 (HyperNode regexMatch with Go's semantics: pattern/)
 )
 # Data-only packages: fetched without their dependencies (those serve only their maintainer scripts: debconf,
 # perl, openssl) and reduced to their data by image/base-hook.sh.
