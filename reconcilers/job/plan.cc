@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <set>
 
 #include "state_machine.h"
 #include "tephra/api/duration.h"
@@ -39,10 +40,8 @@ int ParseIntOr(const std::string* s, int fallback) {
   return v;
 }
 
-bool MarkedOutOfSync(const api::Pod& p) {
-  const std::string* v = Annotation(p, api::kPodOutOfSyncKey);
-  return v && *v == "true";
-}
+// Volcano's IsOutOfSyncPod tests that the annotation exists, whatever its value (even "").
+bool MarkedOutOfSync(const api::Pod& p) { return Annotation(p, api::kPodOutOfSyncKey) != nullptr; }
 
 std::string TaskName(const api::TaskSpec& t) { return t.name.empty() ? "default" : t.name; }
 
@@ -231,11 +230,14 @@ core::StatusOr<api::Pod> BuildPod(const api::Job& job, const api::TaskSpec& task
   if (pod.spec.scheduler_name.empty()) pod.spec.scheduler_name = job.spec.scheduler_name;
   if (pod.spec.priority_class_name.empty()) pod.spec.priority_class_name = job.spec.priority_class_name;
 
-  // Job volumes: one pod volume per VolumeSpec, mounted in every (non-init) container.
+  // Job volumes: one pod volume per VolumeSpec, mounted in every (non-init) container. A claim named twice
+  // is mounted once, at the first entry's path, as Volcano does (its webhook does not refuse it).
+  std::set<std::string> claims;
   for (size_t i = 0; i < job.spec.volumes.size(); ++i) {
     const auto& vs = job.spec.volumes[i];
     std::string claim = vs.volume_claim_name;
     if (claim.empty()) continue;  // generated claim not written back yet; the plan holds pods until it is
+    if (!claims.insert(claim).second) continue;
     api::Volume v;
     v.name = job.metadata.name + "-" + StableSuffix(job.metadata.uid + "/volume/" + std::to_string(i));
     v.persistent_volume_claim.emplace();
@@ -549,8 +551,23 @@ void Planner::Kill(KillKind kind, const std::vector<const DerivedEvent*>& target
 }
 
 void Planner::Sync(bool initiate) {
+  // Volcano's syncJob reads the queue first and stops on any error; so does an unknown plugin name. Nothing
+  // is created for such a job; the error makes the work queue retry, then terminate the job.
+  if (obs_.queue_missing) {
+    std::string msg = "queue \"" + job_.spec.queue + "\" does not exist; the job is terminated if it still does "
+                      "not after --max-requeue-num retries";
+    out_.events.push_back({Str(api::kEventTypeWarning), "QueueNotFound", msg});
+    out_.sync_error = core::NotFoundError(std::move(msg));
+    return;
+  }
   std::vector<std::string> plugin_names;
   std::vector<JobPluginPtr> plugins = MakePlugins(job_, &out_, &plugin_names);
+  for (const auto& [name, args] : job_.spec.plugins) {
+    if (std::find(plugin_names.begin(), plugin_names.end(), name) != plugin_names.end()) continue;
+    out_.sync_error = core::NotFoundError("failed to get plugin " + name +
+                                          ": the job is terminated after --max-requeue-num retries");
+    return;
+  }
   PluginContext ctx;
   ctx.job = &job_;
   ctx.observed = &obs_.plugin_objects;
@@ -576,6 +593,7 @@ void Planner::Sync(bool initiate) {
     if (!s.ok()) {
       plugins_ok = false;
       out_.events.push_back({Str(api::kEventTypeWarning), "PluginError", s.message()});
+      if (out_.sync_error.ok()) out_.sync_error = s;
       continue;
     }
     const auto& have = obs_.plugin_objects;
@@ -713,6 +731,7 @@ void Planner::Sync(bool initiate) {
       auto pod = BuildPod(job_, t, i, plugins, ctx);
       if (!pod.ok()) {
         out_.events.push_back({Str(api::kEventTypeWarning), "PluginError", pod.status().message()});
+        if (out_.sync_error.ok()) out_.sync_error = pod.status();
         continue;
       }
       out_.create_pods.push_back(std::move(pod).value());

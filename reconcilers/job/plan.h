@@ -18,6 +18,7 @@
 #include "tephra/api/batch.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/api/defaults.h"
+#include "tephra/core/status.h"
 #include "tephra/api/scheduling.h"
 #include "tephra/core/clock.h"
 #include "tephra/kube/keygen.h"
@@ -50,6 +51,9 @@ struct Observed {
   std::set<std::string> pvcs;
   // Queue of the job, if known. extendClusters non-empty -> the job is annotated for forwarding.
   std::optional<api::Queue> queue;
+  // The queue informer has no queue of that name: syncing fails (Volcano's syncJob stops at the lister's
+  // NotFound), so the job is terminated once --max-requeue-num retries failed.
+  bool queue_missing = false;
   // PriorityClass values by name (for minResources ordering); missing = 0.
   std::map<std::string, int32_t> priority_classes;
   // Pod UIDs the executor already marked out-of-sync or deleted but the cache has not caught up with yet.
@@ -104,6 +108,11 @@ struct Actions {
   // logs, events and tests.
   std::string action;
   std::string event;
+  // Set when SyncJob could not do its work (the job's queue does not exist, a plugin is unknown or refuses
+  // the job, a pod cannot be built). The executor still writes what else was planned, then returns this
+  // error, so the work queue retries with backoff and, after --max-requeue-num failures, terminates the job:
+  // Volcano's handleJobError.
+  core::Status sync_error;
 
   // Nothing to write. Events, log lines, requeue and action do not count: events describe state (a job
   // waiting for its PodGroup re-records PodGroupPending; the recorder aggregates them), they are not state.

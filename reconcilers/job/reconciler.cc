@@ -14,10 +14,8 @@ using core::Status;
 
 const std::string kJobGroup = "batch.volcano.sh";
 
-bool IsMarked(const api::Pod& p) {
-  auto it = p.metadata.annotations.find(std::string(api::kPodOutOfSyncKey));
-  return it != p.metadata.annotations.end() && it->second == "true";
-}
+// Any value marks the pod, as in Volcano's IsOutOfSyncPod (plan.cc reads it the same way).
+bool IsMarked(const api::Pod& p) { return p.metadata.annotations.count(std::string(api::kPodOutOfSyncKey)) != 0; }
 
 // Deletes tolerate NotFound (already gone) everywhere: the plan is re-run from the caches anyway.
 Status IgnoreNotFound(Status s) { return core::IsNotFound(s) ? Status::OK() : s; }
@@ -58,7 +56,7 @@ void JobReconciler::RegisterHandlers(kube::Controller& controller) {
 
 void JobReconciler::Submit(const std::string& key, Request request) {
   std::lock_guard l(mu_);
-  memory_[key].request = std::move(request);
+  memory_[key].requests.push_back(std::move(request));
 }
 
 void JobReconciler::OnMaxRequeues(const std::string& key, const Status& last_error) {
@@ -72,6 +70,14 @@ void JobReconciler::OnMaxRequeues(const std::string& key, const Status& last_err
   r.message = last_error.ToString();
   Submit(key, std::move(r));
   if (controller_) controller_->Enqueue(key);
+}
+
+bool JobReconciler::TakeFreshRead(const std::string& key) {
+  std::lock_guard l(mu_);
+  auto it = memory_.find(key);
+  if (it == memory_.end() || !it->second.fresh_read) return false;
+  it->second.fresh_read = false;
+  return true;
 }
 
 size_t JobReconciler::HandledPodsForTest(const std::string& key) const {
@@ -150,6 +156,8 @@ core::StatusOr<Observed> JobReconciler::Observe(const api::Job& job, const std::
   if (!job.spec.queue.empty()) {
     auto q = Lookup(opts_.queues, "", job.spec.queue);
     if (q.ok() && *q) obs.queue = std::move(**q);
+    // Only a synced queue informer proves absence (without one, a failed GET proves nothing).
+    obs.queue_missing = opts_.queues && q.ok() && !*q;
   }
   std::set<std::string> pcs;
   if (!job.spec.priority_class_name.empty()) pcs.insert(job.spec.priority_class_name);
@@ -163,10 +171,10 @@ core::StatusOr<Observed> JobReconciler::Observe(const api::Job& job, const std::
   std::lock_guard l(mu_);
   Memory& m = memory_[key];
   if (m.job_uid != job.metadata.uid) {
-    std::optional<Request> keep = m.job_uid.empty() ? m.request : std::nullopt;
+    std::deque<Request> keep = m.job_uid.empty() ? std::move(m.requests) : std::deque<Request>{};
     m = Memory{};
     m.job_uid = job.metadata.uid;
-    m.request = keep;
+    m.requests = std::move(keep);
   }
   // Forget pods the cache no longer has: their deletion is now visible.
   std::set<std::string> present;
@@ -174,7 +182,7 @@ core::StatusOr<Observed> JobReconciler::Observe(const api::Job& job, const std::
   for (auto it = m.handled_pod_uids.begin(); it != m.handled_pod_uids.end();)
     it = present.count(*it) ? std::next(it) : m.handled_pod_uids.erase(it);
   obs.handled_pod_uids = m.handled_pod_uids;
-  obs.request = m.request;
+  if (!m.requests.empty()) obs.request = m.requests.front();
   return obs;
 }
 
@@ -379,7 +387,7 @@ kube::ReconcileResult JobReconciler::Reconcile(const std::string& key) {
     if (just_defaulted) {
       job = std::move(defaulted);
       defaulted.reset();
-    } else if (attempt == 0) {
+    } else if (attempt == 0 && !TakeFreshRead(key)) {
       if (auto p = opts_.jobs->Get(ns, name)) job = *p;
     } else {
       auto r = kube::GetAs<api::Job>(*opts_.client, ns, name);
@@ -416,12 +424,21 @@ kube::ReconcileResult JobReconciler::Reconcile(const std::string& key) {
       defaulted = std::move(written);
       continue;
     }
+    bool more_requests = false;
     if (obs->request) {
-      // Consumed once its transition was written (or nothing needed writing).
+      // Consumed once its transition was written (or nothing needed writing). Requests queued meanwhile (two
+      // Commands back to back) each get their own pass, in order, as Volcano's work queue gives them.
       std::lock_guard l(mu_);
-      memory_[key].request.reset();
+      Memory& m = memory_[key];
+      if (!m.requests.empty()) m.requests.pop_front();
+      more_requests = !m.requests.empty();
+      // The next request is planned on the job as the API server has it now: the cache may not show the
+      // transition just written yet, and a plan on the old phase would act as if the first never ran.
+      m.fresh_read = more_requests;
     }
     if (!s.ok()) return kube::ReconcileResult::Error(s);
+    if (!actions.sync_error.ok()) return kube::ReconcileResult::Error(actions.sync_error);
+    if (more_requests) return kube::ReconcileResult::RequeueAfter(std::chrono::milliseconds(0));
     if (actions.requeue_after) return kube::ReconcileResult::RequeueAfter(*actions.requeue_after);
     return kube::ReconcileResult::Success();
   }

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,9 +70,9 @@ class JobReconciler final : public kube::Reconciler {
 
   kube::ReconcileResult Reconcile(const std::string& key) override;
 
-  // Queues a one-shot request (from a Command) for the job `key`; the caller enqueues the key. The request is
-  // consumed by the next reconcile whose status write succeeds (at most once, like Volcano, which deletes
-  // the Command before acting on it).
+  // Queues a one-shot request (from a Command) for the job `key`; the caller enqueues the key. Requests are
+  // consumed in order, each by the reconcile whose status write succeeds (at most once, like Volcano, which
+  // deletes the Command before acting on it); two sent back to back both run.
   void Submit(const std::string& key, Request request);
 
   // For ControllerOptions::on_max_requeues: the job is terminated on its next reconcile.
@@ -89,8 +90,10 @@ class JobReconciler final : public kube::Reconciler {
   struct Memory {
     std::string job_uid;
     std::set<std::string> handled_pod_uids;  // patched or deleted by us, not yet gone from the cache
-    std::optional<Request> request;
+    std::deque<Request> requests;  // oldest first; the front is planned, and popped once consumed
+    bool fresh_read = false;       // the next reconcile reads the job from the API server, not the cache
   };
+  bool TakeFreshRead(const std::string& key);
 
   core::StatusOr<Observed> Observe(const api::Job& job, const std::string& key);
   // Executes everything; returns the first error (others are logged/evented).

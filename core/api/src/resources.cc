@@ -61,11 +61,8 @@ ResourceList PodQuotaUsage(const PodSpec& spec) {
   ResourceList usage;
   ResourceList requests = PodRequests(spec);
   for (const auto& [name, q] : requests) {
-    if (name.rfind("hugepages-", 0) == 0) {
-      usage["requests." + name] = q;
-      continue;
-    }
-    // Native compute resources and extended resources are both counted under "<r>" and "requests.<r>".
+    // Native compute resources, hugepages and extended resources are all counted under "<r>" and
+    // "requests.<r>" (Kubernetes' quota keys, with Volcano's unprefixed copy of the extended ones).
     usage[name] = q;
     usage["requests." + name] = q;
   }

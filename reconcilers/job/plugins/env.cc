@@ -23,7 +23,7 @@ class EnvPlugin final : public JobPlugin {
 }  // namespace
 
 JobPluginPtr NewEnvPlugin(const std::vector<std::string>& args, std::vector<std::string>* log) {
-  ParsePluginFlags("env", args, {}, {}, log);
+  ParsePluginFlags("env", args, {}, {}, {}, log);
   return std::make_unique<EnvPlugin>();
 }
 

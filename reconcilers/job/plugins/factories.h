@@ -12,9 +12,11 @@ namespace tephra::reconcilers::job::internal {
 // Parsed flag values with defaults applied.
 using Flags = std::map<std::string, std::string>;
 
-// Parses `args` against `defaults` (every known flag with its default value); logs unknown flags.
+// Parses `args` against `defaults` (every flag the plugin defines, with its default value) as Go's flag
+// package would; logs where parsing stopped and why.
 Flags ParsePluginFlags(std::string_view plugin, const std::vector<std::string>& args, const Flags& defaults,
-                       const std::vector<std::string>& bool_flags, std::vector<std::string>* log);
+                       const std::vector<std::string>& bool_flags, const std::vector<std::string>& int_flags,
+                       std::vector<std::string>* log);
 bool FlagBool(const Flags& f, const std::string& name);
 int FlagInt(const Flags& f, const std::string& name, int fallback);
 

@@ -36,7 +36,7 @@ class HcclRankPlugin final : public JobPlugin {
 }  // namespace
 
 JobPluginPtr NewHcclRankPlugin(const std::vector<std::string>& args, std::vector<std::string>* log) {
-  Flags f = ParsePluginFlags("hcclrank", args, {{"master", "master"}, {"worker", "worker"}}, {}, log);
+  Flags f = ParsePluginFlags("hcclrank", args, {{"master", "master"}, {"worker", "worker"}}, {}, {}, log);
   return std::make_unique<HcclRankPlugin>(std::move(f));
 }
 

@@ -46,7 +46,7 @@ class MpiPlugin final : public JobPlugin {
 }  // namespace
 
 JobPluginPtr NewMpiPlugin(const std::vector<std::string>& args, std::vector<std::string>* log) {
-  Flags f = ParsePluginFlags("mpi", args, {{"master", "master"}, {"worker", "worker"}, {"port", "22"}}, {}, log);
+  Flags f = ParsePluginFlags("mpi", args, {{"master", "master"}, {"worker", "worker"}, {"port", "22"}}, {}, {"port"}, log);
   return std::make_unique<MpiPlugin>(std::move(f));
 }
 

@@ -2,54 +2,110 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <limits>
+#include <optional>
 
 #include "factories.h"
 #include "tephra/api/batch.h"
 
 namespace tephra::reconcilers::job {
 
-void ParseGoFlags(const std::vector<std::string>& args, const std::vector<std::string>& known,
-                  const std::vector<std::string>& bool_flags, std::map<std::string, std::string>* values,
-                  std::vector<std::string>* unknown) {
-  auto is_known = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
-  auto is_bool = [&](const std::string& n) {
-    return std::find(bool_flags.begin(), bool_flags.end(), n) != bool_flags.end();
+std::optional<int64_t> ParseGoInt(std::string_view s) {
+  // strconv.ParseInt(s, 0, 64): optional sign, then 0x/0o/0b or a leading 0 (octal) prefix; underscores only
+  // between digits or after a prefix (base 0 allows them there).
+  if (s.empty()) return std::nullopt;
+  bool neg = false;
+  if (s[0] == '+' || s[0] == '-') {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  int base = 10;
+  bool prefixed = false;
+  bool leading_zero = false;  // "017": the 0 is both the octal prefix and a digit
+  if (s.size() >= 2 && s[0] == '0') {
+    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[1])));
+    if (c == 'x') base = 16;
+    else if (c == 'o') base = 8;
+    else if (c == 'b') base = 2;
+    if (base != 10) {
+      s.remove_prefix(2);
+    } else {
+      base = 8;  // "017" is octal, as in Go
+      s.remove_prefix(1);
+      leading_zero = true;
+    }
+    prefixed = true;
+  }
+  uint64_t v = 0;
+  bool last_underscore = !prefixed;  // a leading '_' is only allowed right after a prefix
+  bool any_digit = leading_zero;
+  for (char ch : s) {
+    if (ch == '_') {
+      if (last_underscore) return std::nullopt;
+      last_underscore = true;
+      continue;
+    }
+    int d;
+    if (ch >= '0' && ch <= '9') d = ch - '0';
+    else if (ch >= 'a' && ch <= 'z') d = ch - 'a' + 10;
+    else if (ch >= 'A' && ch <= 'Z') d = ch - 'A' + 10;
+    else return std::nullopt;
+    if (d >= base) return std::nullopt;
+    last_underscore = false;
+    any_digit = true;
+    if (v > (uint64_t{1} << 63) / static_cast<uint64_t>(base)) return std::nullopt;
+    v = v * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
+    if (v > (uint64_t{1} << 63)) return std::nullopt;
+  }
+  if (!any_digit || (last_underscore && !s.empty())) return std::nullopt;  // "0x", "1_"
+  if (!neg && v == (uint64_t{1} << 63)) return std::nullopt;
+  return neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
+}
+
+std::optional<bool> ParseGoBool(std::string_view s) {
+  if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True") return true;
+  if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False") return false;
+  return std::nullopt;
+}
+
+std::string ParseGoFlags(const std::vector<std::string>& args, const GoFlagTypes& types,
+                         std::map<std::string, std::string>* values) {
+  auto has = [](const std::vector<std::string>& v, const std::string& n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    // Go's flag package accepts one or two leading dashes.
-    size_t dashes = 0;
-    while (dashes < a.size() && dashes < 2 && a[dashes] == '-') ++dashes;
-    if (dashes == 0 || dashes == a.size()) {
-      unknown->push_back(a);
-      continue;
-    }
+    // flag.FlagSet.parseOne: a word that is not "-x..." ends the flags, and so does a bare "--" (consumed).
+    if (a.size() < 2 || a[0] != '-') return "";
+    size_t dashes = a[1] == '-' ? 2 : 1;
+    if (dashes == 2 && a.size() == 2) return "";
     std::string body = a.substr(dashes);
-    std::string name, value;
+    if (body.empty() || body[0] == '-' || body[0] == '=') return "bad flag syntax: " + a;
+    std::string name = body, value;
     bool has_value = false;
     if (auto eq = body.find('='); eq != std::string::npos) {
       name = body.substr(0, eq);
       value = body.substr(eq + 1);
       has_value = true;
-    } else {
-      name = body;
     }
-    if (!is_known(name)) {
-      unknown->push_back(a);
+    if (!has(types.known, name)) return "flag provided but not defined: -" + name;
+    if (has(types.bools, name)) {
+      // A bool flag never takes the next word: "-flag false" sets true and then stops at "false".
+      if (!has_value) value = "true";
+      auto b = ParseGoBool(value);
+      if (!b) return "invalid boolean value \"" + value + "\" for -" + name;
+      (*values)[name] = *b ? "true" : "false";
       continue;
     }
     if (!has_value) {
-      if (is_bool(name)) {
-        value = "true";
-      } else if (i + 1 < args.size()) {
-        value = args[++i];
-      } else {
-        unknown->push_back(a);  // a value flag without a value
-        continue;
-      }
+      if (i + 1 >= args.size()) return "flag needs an argument: -" + name;
+      value = args[++i];  // taken whatever it looks like, as Go does
     }
+    if (has(types.ints, name) && !ParseGoInt(value)) return "invalid value \"" + value + "\" for flag -" + name;
     (*values)[name] = value;
   }
+  return "";
 }
 
 std::string PodName(std::string_view job, std::string_view task, int index) {
@@ -106,35 +162,31 @@ void AddEnvAll(api::Pod* pod, const api::EnvVar& env, bool init) {
 namespace internal {
 
 Flags ParsePluginFlags(std::string_view plugin, const std::vector<std::string>& args, const Flags& defaults,
-                       const std::vector<std::string>& bool_flags, std::vector<std::string>* log) {
+                       const std::vector<std::string>& bool_flags, const std::vector<std::string>& int_flags,
+                       std::vector<std::string>* log) {
   Flags values = defaults;
-  std::vector<std::string> known, unknown;
-  for (const auto& [k, v] : defaults) known.push_back(k);
-  ParseGoFlags(args, known, bool_flags, &values, &unknown);
-  if (log)
-    for (const auto& u : unknown) log->push_back("plugin " + std::string(plugin) + ": unknown flag " + u + " ignored");
+  GoFlagTypes types;
+  for (const auto& [k, v] : defaults) types.known.push_back(k);
+  types.bools = bool_flags;
+  types.ints = int_flags;
+  std::string err = ParseGoFlags(args, types, &values);
+  // Volcano logs the parse error and goes on with what was parsed before it.
+  if (log && !err.empty())
+    log->push_back("plugin " + std::string(plugin) + ": " + err + "; the arguments from there on are ignored");
   return values;
 }
 
 bool FlagBool(const Flags& f, const std::string& name) {
   auto it = f.find(name);
-  if (it == f.end()) return false;
-  std::string v = it->second;
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-  // Go's strconv.ParseBool accepts 1, t, T, TRUE, true, True.
-  return v == "1" || v == "t" || v == "true";
+  return it != f.end() && ParseGoBool(it->second).value_or(false);
 }
 
 int FlagInt(const Flags& f, const std::string& name, int fallback) {
   auto it = f.find(name);
-  if (it == f.end() || it->second.empty()) return fallback;
-  try {
-    size_t pos = 0;
-    int v = std::stoi(it->second, &pos);
-    return pos == it->second.size() ? v : fallback;
-  } catch (...) {  // std::stoi throws on garbage; a bad flag falls back to the default.
-    return fallback;
-  }
+  if (it == f.end()) return fallback;
+  auto v = ParseGoInt(it->second);
+  if (!v || *v < std::numeric_limits<int>::min() || *v > std::numeric_limits<int>::max()) return fallback;
+  return static_cast<int>(*v);
 }
 
 }  // namespace internal

@@ -10,7 +10,9 @@
 // missing (so re-planning an existing job never regenerates keys).
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -73,11 +75,22 @@ core::StatusOr<JobPluginPtr> NewJobPlugin(std::string_view name, const std::vect
 
 // --- helpers shared by the plugins (and tested directly) ---
 
-// Parses Go `flag` style arguments: "--k=v", "-k=v", "--k v", "-k v", and a bare "--k" for booleans (the
-// names in `bool_flags`). Values of known flags land in *values; the rest is reported in *unknown.
-void ParseGoFlags(const std::vector<std::string>& args, const std::vector<std::string>& known,
-                  const std::vector<std::string>& bool_flags, std::map<std::string, std::string>* values,
-                  std::vector<std::string>* unknown);
+// The flags a plugin defines, by type (Go's flag.StringVar / BoolVar / IntVar); `known` lists them all.
+struct GoFlagTypes {
+  std::vector<std::string> known;
+  std::vector<std::string> bools;
+  std::vector<std::string> ints;
+};
+
+// Parses plugin arguments as Go's flag.FlagSet.Parse does (Volcano's plugins use it, with ContinueOnError):
+// "-k=v", "--k=v", "-k v", bare "-k" for bools. Parsing stops, keeping what it set so far, at the first word
+// that is not a flag, after "--", and at the first error: an undefined flag, a value missing, a bool or int
+// (strconv.ParseInt base 0) that does not parse. Returns the error, or "" when it stopped without one.
+std::string ParseGoFlags(const std::vector<std::string>& args, const GoFlagTypes& types,
+                         std::map<std::string, std::string>* values);
+// strconv.ParseInt(s, 0, 64) and strconv.ParseBool.
+std::optional<int64_t> ParseGoInt(std::string_view s);
+std::optional<bool> ParseGoBool(std::string_view s);
 
 // "<job>-<task>-<index>": the deterministic pod name.
 std::string PodName(std::string_view job, std::string_view task, int index);

@@ -83,7 +83,7 @@ JobPluginPtr NewPytorchPlugin(const std::vector<std::string>& args, std::vector<
                               {"wait-master-enabled", "false"},
                               {"wait-master-timeout", "300"},
                               {"wait-master-image", "busybox:1.36.1"}},
-                             {"wait-master-enabled"}, log);
+                             {"wait-master-enabled"}, {"port", "wait-master-timeout"}, log);
   return std::make_unique<PytorchPlugin>(std::move(f));
 }
 

@@ -92,7 +92,7 @@ JobPluginPtr NewRayPlugin(const std::vector<std::string>& args, std::vector<std:
                               {"port", "6379"},
                               {"dashboardPort", "8265"},
                               {"clientPort", "10001"}},
-                             {}, log);
+                             {}, {"port", "dashboardPort", "clientPort"}, log);
   return std::make_unique<RayPlugin>(std::move(f));
 }
 

@@ -108,7 +108,7 @@ JobPluginPtr NewSshPlugin(const std::vector<std::string>& args, std::vector<std:
                               {"ssh-private-key", ""},
                               {"ssh-public-key", ""},
                               {"ssh-port", "22"}},
-                             {}, log);
+                             {}, {"ssh-port"}, log);
   return std::make_unique<SshPlugin>(std::move(f));
 }
 

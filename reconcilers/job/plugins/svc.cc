@@ -137,7 +137,7 @@ JobPluginPtr NewSvcPlugin(const std::vector<std::string>& args, std::vector<std:
                              {{"publish-not-ready-addresses", "false"},
                               {"disable-network-policy", "false"},
                               {"inject-hosts-env", "true"}},
-                             {"publish-not-ready-addresses", "disable-network-policy", "inject-hosts-env"}, log);
+                             {"publish-not-ready-addresses", "disable-network-policy", "inject-hosts-env"}, {}, log);
   return std::make_unique<SvcPlugin>(std::move(f));
 }
 

@@ -54,7 +54,7 @@ JobPluginPtr NewTensorflowPlugin(const std::vector<std::string>& args, std::vect
   Flags f = ParsePluginFlags(
       "tensorflow", args,
       {{"ps", "ps"}, {"worker", "worker"}, {"chief", "chief"}, {"evaluator", "evaluator"}, {"port", "2222"}}, {},
-      log);
+      {"port"}, log);
   return std::make_unique<TensorflowPlugin>(std::move(f));
 }
 

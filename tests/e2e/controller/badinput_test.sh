@@ -8,6 +8,9 @@
 #  3. A job that references a PVC that does not exist: no pods, a PVCError Event and
 #     status.state.reason PVCNotFound naming the claim; once the PVC is created the pods are created, the
 #     reason is cleared and the job Completes.
+#  4. A job naming a queue that does not exist: a QueueNotFound Event, no pods, terminated after the limit.
+#  5. A ray job without its head task: a PluginError Event, no pods, terminated after the limit.
+#  6. A task name that is not a DNS label is refused by the API server (the CRD's pattern).
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export TEPHRA_CONTROLLER_ARGS="${TEPHRA_CONTROLLER_ARGS:-} --max-requeue-num 4"
 # shellcheck source=command_env.sh
@@ -67,4 +70,27 @@ wait_until "job nopvc Completed" 120 vcjob_phase_is nopvc Completed || { dump no
 claim=$(k get pod -n $NS nopvc-w-0 -o jsonpath='{.spec.volumes[?(@.persistentVolumeClaim)].persistentVolumeClaim.claimName}')
 [ "$claim" = later-pvc ] || fail "pod nopvc-w-0 does not mount later-pvc (got '$claim')"
 note "3. missing PVC: PVCNotFound + PVCError naming it, no pods; after the PVC appears the job Completes"
+
+# --------------------------------------------- 4 + 5. a queue that does not exist; a ray job with no head task
+# Volcano's syncJob fails on both (the queue lister, the ray plugin's OnPodCreate); after the requeue limit the
+# job is terminated instead of waiting in Pending for ever. Nothing is created for either.
+job noqueue c 2 | sed 's/queue: default/queue: no-such-queue/' | k apply -f - >/dev/null
+job noray c 2 'plugins: {ray: []}' | k apply -f - >/dev/null
+queue_event() { event_msgs noqueue QueueNotFound | grep -q 'no-such-queue'; }
+wait_until "QueueNotFound event on job noqueue" 60 queue_event || { dump noqueue; fail "no QueueNotFound event naming the queue"; }
+terminated_job() { case "$(vcjob_phase "$1")" in Terminating | Terminated) return 0 ;; esac; return 1; }
+for j in noqueue noray; do
+  wait_until "job $j terminated after the requeue limit" 120 terminated_job $j || { dump $j; fail "job $j is $(vcjob_phase $j), want Terminating/Terminated"; }
+  [ "$(k get pods -n $NS -l volcano.sh/job-name=$j -o name | wc -l)" = 0 ] || fail "job $j has pods"
+done
+event_msgs noray PluginError | grep -q 'no head task' || { dump noray; fail "no PluginError event naming the missing head task"; }
+note "4-5. missing queue (QueueNotFound) and ray job without head (PluginError): no pods, terminated after the requeue limit"
+
+# ------------------------------------------------------------- 6. task names are DNS labels, as in Volcano's CRD
+# No webhook runs here: the CRD's own pattern refuses the name before anything is stored.
+if out=$(job badname c 2 | sed 's/- name: w$/- name: Bad_Task/' | k create -f - 2>&1); then
+  fail "a task named Bad_Task was stored"
+fi
+echo "$out" | grep -q 'spec.tasks\[0\].name' || fail "the API server's refusal does not name spec.tasks[0].name: $out"
+note "6. task name Bad_Task refused by the API server: $(echo "$out" | tail -1 | cut -c1-160)"
 echo PASS

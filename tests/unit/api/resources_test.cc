@@ -42,6 +42,7 @@ TEST(PodQuotaUsageTest, QuotaKeys) {
   EXPECT_EQ(Strings(PodQuotaUsage(s)), (std::map<std::string, std::string>{
                                            {"count/pods", "1"},
                                            {"cpu", "1"},
+                                           {"hugepages-2Mi", "4Mi"},
                                            {"limits.cpu", "2"},
                                            {"limits.memory", "1Gi"},
                                            {"memory", "1Gi"},
@@ -52,6 +53,19 @@ TEST(PodQuotaUsageTest, QuotaKeys) {
                                            {"requests.memory", "1Gi"},
                                            {"requests.nvidia.com/gpu", "1"},
                                        }));
+}
+
+// Volcano's quota usage leaves out a resource given only as a limit (typical for GPUs), so its enqueue admits
+// a GPU job without counting its GPUs. The API server will default each pod's requests to those limits, so
+// Tephra counts them now: minResources says what the gang will really ask for (docs/volcano-conformance.md).
+TEST(PodQuotaUsageTest, LimitsOnlyContainerCountsItsLimitsAsThePodsWillRequest) {
+  PodSpec s = Spec(R"({"containers": [{"name": "a", "resources": {
+      "limits": {"cpu": "2", "nvidia.com/gpu": "8"}}}]})");
+  auto u = Strings(PodQuotaUsage(s));
+  EXPECT_EQ(u.at("nvidia.com/gpu"), "8");
+  EXPECT_EQ(u.at("requests.nvidia.com/gpu"), "8");
+  EXPECT_EQ(u.at("cpu"), "2");
+  EXPECT_EQ(u.at("limits.cpu"), "2");
 }
 
 TEST(ResourceListTest, AddMaxLessEqual) {

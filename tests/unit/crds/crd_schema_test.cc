@@ -565,7 +565,7 @@ void EnumPaths(const YAML::Node& s, const std::string& path, std::map<std::strin
 }
 
 // An enum rejects at the API server, so only the closed sets Volcano's own CRDs enumerate are enums here
-// (dequeueStrategy, dependsOn.iteration, jobRetainPolicy, policy actions... are free strings there).
+// (dependsOn.iteration, jobRetainPolicy, policy actions... are free strings there).
 TEST(CrdEnumsTest, OnlyVolcanoEnums) {
   const std::string events =
       "*|PodPending|PodRunning|PodFailed|PodEvicted|Unknown|TaskCompleted|OutOfSync|CommandIssued|JobUpdated|TaskFailed";
@@ -586,6 +586,8 @@ TEST(CrdEnumsTest, OnlyVolcanoEnums) {
         EXPECT_EQ(values, "Node|HyperNode");
       } else if (full == "batch.volcano.sh/v1alpha1/CronJob.spec.concurrencyPolicy") {
         EXPECT_EQ(values, "Allow|Forbid|Replace");
+      } else if (full == "scheduling.volcano.sh/v1beta1/Queue.spec.dequeueStrategy") {
+        EXPECT_EQ(values, "fifo|traverse");
       } else {
         const auto it = std::find_if(by_suffix.begin(), by_suffix.end(),
                                      [&](const auto& kv) { return path.ends_with(kv.first); });
@@ -595,6 +597,35 @@ TEST(CrdEnumsTest, OnlyVolcanoEnums) {
     }
   }
   EXPECT_GT(seen, 0);
+}
+
+// Volcano's CRDs refuse at create time what would otherwise be stored and fail later: a task name that is
+// not a DNS label is stored, and then every pod creation fails (its name is part of the pod's name and
+// labels). The same patterns and lengths are here, in every embedded JobSpec.
+TEST(CrdPatternsTest, TaskNamesMustBeDnsLabelsLikeVolcano) {
+  const auto crds = LoadCrds();
+  auto job_spec = SchemaOf(crds.at("batch.volcano.sh/v1alpha1/Job").doc)["properties"]["spec"]["properties"];
+  const auto name = job_spec["tasks"]["items"]["properties"]["name"];
+  ASSERT_TRUE(name["pattern"]) << "tasks[].name has no pattern";
+  EXPECT_EQ(name["maxLength"].as<int>(), 63);
+  // Kubernetes evaluates `pattern` with Go's regexp; this one is in the common subset of ECMAScript.
+  const std::regex re(name["pattern"].as<std::string>());
+  for (const char* ok : {"worker", "ps-0", "a", "0"}) EXPECT_TRUE(std::regex_search(ok, re)) << ok;
+  for (const char* bad : {"Worker", "ps_0", "-a", "a-", "a.b", ""}) EXPECT_FALSE(std::regex_search(bad, re)) << bad;
+  EXPECT_EQ(job_spec["tasks"]["minItems"].as<int>(), 1);
+  const auto queue = job_spec["queue"];
+  ASSERT_TRUE(queue["pattern"]);
+  EXPECT_FALSE(std::regex_search("Research_Q", std::regex(queue["pattern"].as<std::string>())));
+  EXPECT_TRUE(std::regex_search("research.q-1", std::regex(queue["pattern"].as<std::string>())));
+  const auto mount = job_spec["volumes"]["items"]["properties"]["mountPath"];
+  EXPECT_EQ(mount["minLength"].as<int>(), 1);
+  EXPECT_FALSE(std::regex_search("/data:ro", std::regex(mount["pattern"].as<std::string>())));
+  EXPECT_EQ(job_spec["priorityClassName"]["maxLength"].as<int>(), 253);
+  const auto pg = SchemaOf(crds.at("scheduling.volcano.sh/v1beta1/PodGroup").doc)["properties"]["spec"]["properties"];
+  EXPECT_TRUE(pg["queue"]["pattern"]);
+  EXPECT_EQ(pg["subGroupPolicy"]["items"]["properties"]["subGroupSize"]["minimum"].as<int>(), 1);
+  const auto hn = SchemaOf(crds.at("topology.volcano.sh/v1alpha1/HyperNode").doc)["properties"]["spec"]["properties"];
+  EXPECT_EQ(hn["members"]["minItems"].as<int>(), 1);
 }
 
 TEST(CrdPruningTest, EveryExampleFieldIsDeclared) {

@@ -453,6 +453,16 @@ TEST(PlanTest, PodEvictedByOthersTriggersPolicy) {
   EXPECT_EQ(w.Plan().action, "SyncJob");
 }
 
+// Volcano's IsOutOfSyncPod only asks whether the annotation exists; an empty value marks the pod too.
+TEST(PlanTest, EmptyOutOfSyncAnnotationStillMarksThePod) {
+  api::Job job = MakeJob("j", {Task("worker", 2)});
+  job.spec.policies = {Policy("PodEvicted", "RestartJob")};
+  World w = Started(job);
+  w.FindPod("j-worker-1")->metadata.deletion_timestamp = kNow;
+  w.FindPod("j-worker-1")->metadata.annotations["volcano.sh/controller-out-of-sync"] = "";
+  EXPECT_EQ(w.Plan().action, "SyncJob");
+}
+
 // One eviction is one restart. The evicted pod is being deleted by someone else, so a targeted restart does
 // not delete it (and keeps the version): it is marked instead, or every reconcile until the API server forgets
 // it would restart the task again (found by the churn e2e: retryCount 0 -> 4, Failed, within 50 ms).
@@ -684,6 +694,28 @@ TEST(PlanTest, GeneratedPvcIsCreatedAndWrittenBack) {
   EXPECT_EQ(a.create_pods[0].spec.containers[0].volume_mounts.at(0).mount_path, "/data");
 }
 
+// Two job volumes on one claim: Volcano mounts the claim once, at the first entry's path.
+TEST(PlanTest, TwoVolumesOnOneClaimMountTheFirstOnly) {
+  api::Job job = MakeJob("j", {Task("worker", 1)});
+  for (const char* path : {"/data", "/data2"}) {
+    api::VolumeSpec vs;
+    vs.mount_path = path;
+    vs.volume_claim_name = "shared";
+    job.spec.volumes.push_back(vs);
+  }
+  World w(job);
+  w.obs.pvcs.insert("shared");
+  w.Apply(w.Plan());
+  w.SetPodGroupPhase("Inqueue");
+  Actions a = w.Plan();
+  ASSERT_EQ(a.create_pods.size(), 1u);
+  const api::Pod& pod = a.create_pods[0];
+  ASSERT_EQ(pod.spec.volumes.size(), 1u);
+  EXPECT_EQ(pod.spec.volumes[0].persistent_volume_claim->claim_name, "shared");
+  ASSERT_EQ(pod.spec.containers[0].volume_mounts.size(), 1u);
+  EXPECT_EQ(pod.spec.containers[0].volume_mounts[0].mount_path, "/data");
+}
+
 TEST(PlanTest, MissingNamedPvcKeepsJobPending) {
   api::Job job = MakeJob("j", {Task("worker", 1)});
   api::VolumeSpec vs;
@@ -758,13 +790,52 @@ TEST(PlanTest, ConvergesFromScratchWithPlugins) {
   EXPECT_EQ(w.keys.calls, 1);
 }
 
-TEST(PlanTest, UnknownPluginRecordsEventButPodsStillRun) {
+// Volcano's syncJob fails on an unknown plugin (and its webhook refuses the job): no PodGroup, no pods, and
+// an error so that the work queue retries and then terminates the job.
+TEST(PlanTest, UnknownPluginIsASyncErrorAndNothingIsCreated) {
   api::Job job = MakeJob("j", {Task("worker", 1)});
   job.spec.plugins = {{"nosuch", {}}};
   World w(job);
   Actions a = w.Plan();
   ASSERT_FALSE(a.events.empty());
   EXPECT_EQ(a.events[0].reason, "PluginError");
+  EXPECT_EQ(a.sync_error.code(), core::StatusCode::kNotFound);
+  EXPECT_NE(a.sync_error.message().find("failed to get plugin nosuch"), std::string::npos);
+  EXPECT_FALSE(a.create_pod_group);
+  EXPECT_TRUE(a.create_pods.empty());
+}
+
+TEST(PlanTest, MissingQueueIsASyncErrorAndNothingIsCreated) {
+  World w(MakeJob("j", {Task("worker", 1)}));
+  w.obs.queue_missing = true;
+  Actions a = w.Plan();
+  EXPECT_EQ(a.sync_error.code(), core::StatusCode::kNotFound);
+  ASSERT_FALSE(a.events.empty());
+  EXPECT_EQ(a.events[0].reason, "QueueNotFound");
+  EXPECT_FALSE(a.create_pod_group);
+  EXPECT_TRUE(a.create_pods.empty());
+  w.obs.queue_missing = false;
+  EXPECT_TRUE(w.Plan().sync_error.ok());
+}
+
+// A ray job without its head task: Volcano's OnPodCreate fails, so pod creation fails and the job is retried
+// and terminated; it must not wait in Pending for ever.
+TEST(PlanTest, RayJobWithoutHeadIsASyncError) {
+  api::Job job = MakeJob("j", {Task("worker", 2)});
+  job.spec.plugins = {{"ray", {}}};
+  World w(job);
+  core::Status err;
+  for (int round = 0; round < 4; ++round) {
+    Actions a = w.Plan();
+    EXPECT_TRUE(a.create_pods.empty()) << "round " << round;
+    if (!a.sync_error.ok()) err = a.sync_error;
+    w.Apply(a);
+    if (!w.obs.pod_group) continue;
+    w.SetPodGroupPhase("Inqueue");
+  }
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message().find("no head task"), std::string::npos) << err;
+  EXPECT_TRUE(w.obs.pods.empty());
 }
 
 }  // namespace

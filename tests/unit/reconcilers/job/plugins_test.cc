@@ -48,23 +48,70 @@ api::Job WithInit(api::Job job) {
   return job;
 }
 
+GoFlagTypes Types() { return {{"port", "master", "worker", "flag"}, {"flag"}, {"port"}}; }
+
 TEST(FlagsTest, GoFlagForms) {
   std::map<std::string, std::string> v;
-  std::vector<std::string> unknown;
-  ParseGoFlags({"--port=1", "-master", "m", "--flag", "--worker", "w", "--nope=3", "bare"},
-               {"port", "master", "worker", "flag"}, {"flag"}, &v, &unknown);
+  EXPECT_EQ(ParseGoFlags({"--port=1", "-master", "m", "--flag", "--worker", "-w"}, Types(), &v), "");
   EXPECT_EQ(v.at("port"), "1");
   EXPECT_EQ(v.at("master"), "m");
-  EXPECT_EQ(v.at("worker"), "w");
+  EXPECT_EQ(v.at("worker"), "-w");  // a value flag takes the next word whatever it looks like
   EXPECT_EQ(v.at("flag"), "true");
-  EXPECT_EQ(unknown, (std::vector<std::string>{"--nope=3", "bare"}));
 }
 
-TEST(FlagsTest, UnknownFlagIsLoggedNotFatal) {
+// Go's flag package stops at the first non-flag word, after "--", and at the first error; what was set
+// before the stop stays. Volcano's plugins log the error and use those values.
+TEST(FlagsTest, ParsingStopsWhereGosFlagPackageStops) {
+  struct Case {
+    std::vector<std::string> args;
+    std::map<std::string, std::string> want;
+    std::string err;
+  };
+  const std::vector<Case> cases = {
+      {{"--port=1", "bare", "--master=m"}, {{"port", "1"}}, ""},
+      {{"--port=1", "--", "--master=m"}, {{"port", "1"}}, ""},
+      {{"--port=1", "-", "--master=m"}, {{"port", "1"}}, ""},
+      {{"--nope=3", "--master=m"}, {}, "flag provided but not defined: -nope"},
+      {{"--master=m", "--nope"}, {{"master", "m"}}, "flag provided but not defined: -nope"},
+      {{"--port=abc", "--master=m"}, {}, "invalid value \"abc\" for flag -port"},
+      {{"--flag", "false", "--master=m"}, {{"flag", "true"}}, ""},  // bools never take the next word
+      {{"--flag=maybe", "--master=m"}, {}, "invalid boolean value \"maybe\" for -flag"},
+      {{"--flag=F", "--port", "0x10"}, {{"flag", "false"}, {"port", "0x10"}}, ""},
+      {{"--master"}, {}, "flag needs an argument: -master"},
+      {{"---port=1"}, {}, "bad flag syntax: ---port=1"},
+      {{"-=x"}, {}, "bad flag syntax: -=x"},
+  };
+  for (const auto& c : cases) {
+    std::map<std::string, std::string> v;
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    EXPECT_EQ(ParseGoFlags(c.args, Types(), &v), c.err) << joined;
+    EXPECT_EQ(v, c.want) << joined;
+  }
+}
+
+TEST(FlagsTest, IntsParseLikeStrconvParseIntBaseZero) {
+  EXPECT_EQ(ParseGoInt("22"), 22);
+  EXPECT_EQ(ParseGoInt("+22"), 22);
+  EXPECT_EQ(ParseGoInt("-22"), -22);
+  EXPECT_EQ(ParseGoInt("0x1F"), 31);
+  EXPECT_EQ(ParseGoInt("0o17"), 15);
+  EXPECT_EQ(ParseGoInt("017"), 15);
+  EXPECT_EQ(ParseGoInt("0b101"), 5);
+  EXPECT_EQ(ParseGoInt("0"), 0);
+  EXPECT_EQ(ParseGoInt("1_000"), 1000);
+  EXPECT_EQ(ParseGoInt("0x_1f"), 31);
+  EXPECT_EQ(ParseGoInt("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(ParseGoInt("-9223372036854775808"), INT64_MIN);
+  for (const char* bad : {"", "0x", "0o", "08", "1_", "_1", "1__0", "9223372036854775808", "22a", " 22", "0b2"})
+    EXPECT_FALSE(ParseGoInt(bad).has_value()) << bad;
+}
+
+TEST(FlagsTest, ParseErrorIsLoggedWithWhereParsingStopped) {
   std::vector<std::string> log;
-  Make("svc", {"--bogus=1"}, &log);
+  auto p = Make("mpi", {"--master=head", "--bogus=1", "--port=2222"}, &log);
   ASSERT_EQ(log.size(), 1u);
-  EXPECT_EQ(log[0], "plugin svc: unknown flag --bogus=1 ignored");
+  EXPECT_EQ(log[0], "plugin mpi: flag provided but not defined: -bogus; the arguments from there on are ignored");
 }
 
 TEST(FlagsTest, UnknownPluginIsNotFound) {

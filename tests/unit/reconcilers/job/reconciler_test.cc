@@ -467,6 +467,84 @@ TEST_F(ReconcilerTest, MaxRequeuesTerminatesTheJob) {
   EXPECT_EQ(ApiJob().status.state.phase, "Terminated");
 }
 
+// Volcano queues each Command as its own request; two sent back to back both run, in order. The second is
+// planned on the job as the first left it, even while the cache still shows the job before the first.
+TEST_F(ReconcilerTest, BackToBackCommandsBothRunInOrder) {
+  CreateJob(MakeJob("j", {Task("worker", 1)}));
+  RunToPods("Running");
+  Request abort, resume;
+  abort.action = std::string(api::kActionAbortJob);
+  resume.action = std::string(api::kActionResumeJob);
+  rec_->Submit("ns/j", abort);
+  rec_->Submit("ns/j", resume);
+  auto r = rec_->Reconcile("ns/j");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ApiJob().status.state.phase, "Aborting");
+  ASSERT_TRUE(r.requeue_after.has_value());  // the second request is due at once
+  EXPECT_EQ(*r.requeue_after, kube::Duration::zero());
+  // No Refresh(): the job cache still says Running, where ResumeJob would do nothing.
+  r = rec_->Reconcile("ns/j");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ApiJob().status.state.phase, "Restarting");
+  EXPECT_FALSE(r.requeue_after.has_value() && *r.requeue_after == kube::Duration::zero());
+}
+
+// A job whose queue does not exist (created while the webhook was off, or the queue deleted since): the
+// sync fails, nothing is created, and once the controller gives up (--max-requeue-num) the job terminates,
+// as Volcano's handleJobError does.
+TEST_F(ReconcilerTest, MissingQueueFailsTheSyncThenMaxRequeuesTerminate) {
+  kube::Informer<api::Queue> queues(client_);
+  JobReconcilerOptions o;
+  o.client = client_;
+  o.jobs = &jobs_;
+  o.pods = &pods_;
+  o.pod_groups = &pgs_;
+  o.queues = &queues;
+  o.key_generator = std::make_shared<FakeKeyGenerator>();
+  o.clock = &clock_;
+  rec_ = std::make_unique<JobReconciler>(o);
+  api::Job job = MakeJob("j", {Task("worker", 1)});
+  job.spec.queue = "missing";
+  CreateJob(job);
+  queues.Replace({});
+  auto r = rec_->Reconcile("ns/j");
+  EXPECT_EQ(r.status.code(), core::StatusCode::kNotFound) << r.status;
+  EXPECT_FALSE(r.terminal);  // retried with backoff: the queue may still be created
+  EXPECT_TRUE(ApiPods().empty());
+  EXPECT_TRUE(client_->List(api::PodGroup::Resource(), "ns", {}).value().items.empty());
+
+  rec_->OnMaxRequeues("ns/j", r.status);
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  Refresh();
+  ASSERT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  EXPECT_EQ(ApiJob().status.state.phase, "Terminated");
+}
+
+TEST_F(ReconcilerTest, QueueCreatedBeforeTheRetriesRunOutLetsTheJobRun) {
+  kube::Informer<api::Queue> queues(client_);
+  JobReconcilerOptions o;
+  o.client = client_;
+  o.jobs = &jobs_;
+  o.pods = &pods_;
+  o.pod_groups = &pgs_;
+  o.queues = &queues;
+  o.key_generator = std::make_shared<FakeKeyGenerator>();
+  o.clock = &clock_;
+  rec_ = std::make_unique<JobReconciler>(o);
+  api::Job job = MakeJob("j", {Task("worker", 1)});
+  job.spec.queue = "late";
+  CreateJob(job);
+  queues.Replace({});
+  EXPECT_FALSE(rec_->Reconcile("ns/j").status.ok());
+  api::Queue q;
+  q.metadata.name = "late";
+  ASSERT_TRUE(client_->Create(api::Queue::Resource(), "", api::ToJson(q)).ok());
+  queues.Replace(client_->List(api::Queue::Resource(), "", {}).value().items);
+  EXPECT_TRUE(rec_->Reconcile("ns/j").status.ok());
+  EXPECT_EQ(client_->List(api::PodGroup::Resource(), "ns", {}).value().items.size(), 1u);
+}
+
 TEST_F(ReconcilerTest, TtlDeletesTheFinishedJob) {
   api::Job job = MakeJob("j", {Task("worker", 1)});
   job.spec.ttl_seconds_after_finished = 30;
