@@ -1,6 +1,9 @@
 #include "tephra/scheduler/convert.h"
 
+#include <algorithm>
 #include <charconv>
+#include <tuple>
+#include <utility>
 
 #include "tephra/api/labels.h"
 #include "tephra/api/resources.h"
@@ -36,6 +39,32 @@ std::optional<sched::TaintEffect> EffectOf(const std::string& e) {
 std::string Annotation(const api::ObjectMeta& m, std::string_view key) {
   auto it = m.annotations.find(std::string(key));
   return it == m.annotations.end() ? std::string() : it->second;
+}
+
+// kube-scheduler's scoring requests of a pod (v1.20.2 noderesources calculatePodResourceRequest with
+// schedutil.GetNonzeroRequestForResource): per container the request, or 100m cpu / 200Mi memory when the
+// container has none (an explicit 0 stays 0); summed over containers, the max with each init container,
+// plus the pod overhead. A limit without a request counts as the request, as in PodRequests: the API
+// server defaults requests to limits.
+std::pair<int64_t, int64_t> ScoreRequests(const api::PodSpec& spec) {
+  auto one = [](const api::Container& c, const std::string& name, int64_t dflt) -> int64_t {
+    if (auto it = c.resources.requests.find(name); it != c.resources.requests.end()) return ScalarOf(name, it->second);
+    if (auto it = c.resources.limits.find(name); it != c.resources.limits.end()) return ScalarOf(name, it->second);
+    return dflt;
+  };
+  const std::string cpu(api::kResourceCPU), mem(api::kResourceMemory);
+  int64_t c = 0, m = 0;
+  for (const auto& ct : spec.containers) {
+    c += one(ct, cpu, sched::kDefaultScoreMilliCpu);
+    m += one(ct, mem, sched::kDefaultScoreMemory);
+  }
+  for (const auto& ct : spec.init_containers) {
+    c = std::max(c, one(ct, cpu, sched::kDefaultScoreMilliCpu));
+    m = std::max(m, one(ct, mem, sched::kDefaultScoreMemory));
+  }
+  if (auto it = spec.overhead.find(cpu); it != spec.overhead.end()) c += ScalarOf(cpu, it->second);
+  if (auto it = spec.overhead.find(mem); it != spec.overhead.end()) m += ScalarOf(mem, it->second);
+  return {c, m};
 }
 
 }  // namespace
@@ -134,6 +163,12 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
     if (auto it = pod.metadata.labels.find(std::string(api::kTaskSpecKey)); it != pod.metadata.labels.end())
       t.role = it->second;
   t.request = ToResource(api::PodRequests(pod.spec), reg);
+  std::tie(t.score_cpu, t.score_memory) = ScoreRequests(pod.spec);
+  // kube-scheduler's NodePorts reads app containers' ports only; hostPort 0 binds nothing on the node.
+  for (const auto& c : pod.spec.containers)
+    for (const auto& p : c.ports)
+      if (p.host_port > 0)
+        t.host_ports.push_back({p.host_ip.empty() ? "0.0.0.0" : p.host_ip, p.protocol.empty() ? "TCP" : p.protocol, p.host_port});
   t.priority = pod.spec.priority.value_or(0);
   t.priority_class_name = pod.spec.priority_class_name;  // conformance never evicts system-*-critical pods
   t.status = PodStatusOf(pod);

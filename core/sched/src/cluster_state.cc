@@ -71,6 +71,7 @@ void ClusterState::UpsertNode(const NodeInfo& in) {
       } else if (t->status == TaskStatus::kPipelined) {
         n.pipelined += t->request;
       }
+      if (OccupiesNode(t->status) || t->status == TaskStatus::kPipelined) AccountScoring(n, *t, +1);
     }
   }
   ++topology_version_;
@@ -126,6 +127,12 @@ uint32_t ClusterState::InternShape(const TaskInfo& t) {
   for (const auto& sel : t.anti_affinity)
     if (!sel.Valid()) anti = '2';
   key += anti;
+  // Scores read the scoring requests and the ports predicate reads the host ports: tasks that share a
+  // shape share score heaps and predicate answers in allocate, so both are part of it.
+  key += '|'; key += std::to_string(t.score_cpu); key += ','; key += std::to_string(t.score_memory);
+  for (const auto& p : t.host_ports) {
+    key += '|'; key += p.ip; key += '/'; key += p.protocol; key += '/'; key += std::to_string(p.port);
+  }
   auto [it, inserted] = shapes_.emplace(std::move(key), static_cast<uint32_t>(shapes_.size() + 1));
   return it->second;
 }
@@ -145,9 +152,11 @@ void ClusterState::Account(TaskInfo& t, int sign) {
         n.used += req;
         n.task_count += sign;
         if (t.status == TaskStatus::kReleasing) n.releasing += req;
+        AccountScoring(n, t, sign);
         ++n.version;
       } else if (t.status == TaskStatus::kPipelined) {
         n.pipelined += req;
+        AccountScoring(n, t, sign);
         ++n.version;
       }
     }
@@ -173,6 +182,12 @@ void ClusterState::Account(TaskInfo& t, int sign) {
     if (t.status == TaskStatus::kPending && t.best_effort) j.pending_best_effort += sign;
     if (q) q->request += req;
   }
+}
+
+void ClusterState::AccountScoring(NodeInfo& n, const TaskInfo& t, int sign) {
+  n.score_cpu += sign * t.score_cpu;
+  n.score_memory += sign * t.score_memory;
+  if (!t.host_ports.empty()) n.host_port_tasks += sign;
 }
 
 void ClusterState::Transition(TaskInfo& t, TaskStatus to, const std::string& node) {
@@ -203,6 +218,9 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
   TaskInfo incoming = in;
   incoming.request.Set(kPods, 1);
   incoming.best_effort = incoming.request.IsBestEffort();
+  // Resolved once here, so node sums and shapes never see the "unset" marker (types.h).
+  incoming.score_cpu = ScoreCpu(incoming);
+  incoming.score_memory = ScoreMemory(incoming);
   if (incoming.status == TaskStatus::kAllocated || incoming.status == TaskStatus::kPipelined) {
     // Session-only states never come from the API.
     incoming.status = incoming.node.empty() ? TaskStatus::kPending : TaskStatus::kBound;

@@ -1,6 +1,7 @@
 #include "tephra/sched/types.h"
 
 #include <cstdlib>
+#include <string_view>
 
 namespace tephra::sched {
 
@@ -18,6 +19,26 @@ const char* TaskStatusName(TaskStatus s) {
     case TaskStatus::kUnknown: return "Unknown";
   }
   return "Unknown";
+}
+
+bool HostPort::Conflicts(const HostPort& o) const {
+  if (port != o.port || port <= 0) return false;
+  auto proto = [](const std::string& p) -> std::string_view { return p.empty() ? std::string_view("TCP") : p; };
+  if (proto(protocol) != proto(o.protocol)) return false;
+  auto any = [](const std::string& ip) { return ip.empty() || ip == "0.0.0.0"; };
+  return any(ip) || any(o.ip) || ip == o.ip;
+}
+
+int64_t ScoreCpu(const TaskInfo& t) {
+  if (t.score_cpu >= 0) return t.score_cpu;
+  const int64_t r = t.request.Get(kCpu);
+  return r > 0 ? r : kDefaultScoreMilliCpu;
+}
+
+int64_t ScoreMemory(const TaskInfo& t) {
+  if (t.score_memory >= 0) return t.score_memory;
+  const int64_t r = t.request.Get(kMemory);
+  return r > 0 ? r : kDefaultScoreMemory;
 }
 
 bool OccupiesNode(TaskStatus s) {

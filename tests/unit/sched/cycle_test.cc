@@ -560,6 +560,52 @@ TEST(Cycle, SucceededPodKeptFromAnEarlierRunCountsTowardsTheTaskMinimum) {
   EXPECT_EQ(u->phase, PodGroupPhase::kRunning);
 }
 
+TEST(Cycle, HostPortPodsSpreadAndNeverShareAPort) {
+  // Three pods asking for hostPort 8080 on three nodes that could each hold all of them: one per node (the
+  // allocate action re-checks host-port pods against a shape's shared heap), and a fourth finds no node,
+  // with kube-scheduler's reason.
+  Cluster c;
+  c.Queue("default");
+  for (int i = 0; i < 3; ++i) c.Node("n" + std::to_string(i), 8000, 16 * kGi);
+  JobInfo j = c.Job("web", 3);
+  c.AddJob(j);
+  for (int i = 0; i < 3; ++i) {
+    TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
+    t.host_ports = {{"0.0.0.0", "TCP", 8080}};
+    c.st().UpsertPod(t);
+  }
+  c.Run();
+  std::set<std::string> nodes;
+  for (const TaskInfo* t : c.st().TasksOfJob("ns/web")) nodes.insert(t->node);
+  EXPECT_EQ(c.BoundCount("ns/web"), 3);
+  EXPECT_EQ(nodes.size(), 3u);
+
+  // A pod without host ports and one with them are different shapes, even with the same request: the one
+  // without may go anywhere, the one with cannot share the first's node choice.
+  JobInfo k = c.Job("mix", 1);
+  c.AddJob(k);
+  c.st().UpsertPod(c.Pod(k, 0, Resource::Cpu(1000)));
+  TaskInfo port = c.Pod(k, 1, Resource::Cpu(1000));
+  port.host_ports = {{"", "", 8080}};
+  c.st().UpsertPod(port);
+  c.Run();
+  EXPECT_EQ(c.st().FindTask("mix-0")->status, TaskStatus::kBinding);
+  EXPECT_EQ(c.st().FindTask("mix-1")->status, TaskStatus::kPending);
+  // Alone in its gang, the pod that finds no free port says so with kube-scheduler's reason.
+  JobInfo solo = c.Job("solo", 1);
+  c.AddJob(solo);
+  TaskInfo lone = c.Pod(solo, 0, Resource::Cpu(1000));
+  lone.host_ports = {{"10.1.2.3", "TCP", 8080}};
+  c.st().UpsertPod(lone);
+  CycleResult r = c.Run();
+  const PodGroupStatusUpdate* pg = FindPg(r, "ns/solo");
+  ASSERT_NE(pg, nullptr);
+  ASSERT_FALSE(pg->conditions.empty());
+  EXPECT_NE(pg->conditions[0].message.find("3 node(s) didn't have free ports for the requested pod ports"),
+            std::string::npos)
+      << pg->conditions[0].message;
+}
+
 }  // namespace
 }  // namespace tephra::sched
 

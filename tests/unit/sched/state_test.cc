@@ -83,6 +83,53 @@ TEST(ClusterState, AggregatesFollowPodsAndNodes) {
   EXPECT_EQ(c.st().FindJob("ns/a")->TotalTasks(), 0);
 }
 
+TEST(ClusterState, ScoreRequestsSummedPerNodeWhereUsedIs) {
+  // NodeInfo::score_cpu/score_memory (kube-scheduler's NonZeroRequested) follow the same add/remove points
+  // as `used`: pods arriving before their node, status changes, statements (allocate, pipeline, discard),
+  // removal. A task without caller-set scoring requests counts its request, or 100m / 200Mi where it is 0.
+  constexpr int64_t kMi = 1LL << 20;
+  Cluster c;
+  c.Queue("default");
+  JobInfo j = c.Job("a", 1);
+  c.AddJob(j);
+  TaskInfo be = c.Pod(j, 0, Resource());  // best effort: counts the defaults for scoring only
+  be.status = TaskStatus::kRunning;
+  be.node = "n1";
+  c.st().UpsertPod(be);  // before its node
+  c.Node("n1", 4000, 8 * kGi);
+  const NodeInfo* n = c.st().FindNode("n1");
+  EXPECT_EQ(n->used.Get(kCpu), 0);
+  EXPECT_EQ(n->score_cpu, 100);
+  EXPECT_EQ(n->score_memory, 200 * kMi);
+  TaskInfo set = c.Pod(j, 1, Resource::Cpu(1000));  // the caller's (convert.cc) values win
+  set.score_cpu = 1000;
+  set.score_memory = 400 * kMi;
+  set.status = TaskStatus::kBound;
+  set.node = "n1";
+  c.st().UpsertPod(set);
+  EXPECT_EQ(n->score_cpu, 1100);
+  EXPECT_EQ(n->score_memory, 600 * kMi);
+  TaskInfo p = c.Pod(j, 2, Resource::CpuMem(500, kGi));
+  c.st().UpsertPod(p);
+  {
+    Statement s(&c.st());
+    ASSERT_TRUE(s.Allocate(p.uid, "n1").ok());
+    EXPECT_EQ(n->score_cpu, 1600);
+    EXPECT_EQ(n->score_memory, 600 * kMi + kGi);
+    s.Discard();
+    EXPECT_EQ(n->score_cpu, 1100);
+    ASSERT_TRUE(s.Pipeline(p.uid, "n1").ok());
+    EXPECT_EQ(n->score_cpu, 1600) << "pipelined tasks are on the node for scoring, as in Volcano";
+    s.Discard();
+  }
+  set.status = TaskStatus::kSucceeded;
+  c.st().UpsertPod(set);
+  EXPECT_EQ(n->score_cpu, 100);
+  c.st().RemovePod(be.uid);
+  EXPECT_EQ(n->score_cpu, 0);
+  EXPECT_EQ(n->score_memory, 0);
+}
+
 TEST(Statement, DiscardUndoesInReverseAndIsIdempotent) {
   Cluster c;
   c.Queue("default");

@@ -35,6 +35,57 @@ TEST(ConvertTest, MinResourcesQuotaKeysNormalized) {
   EXPECT_EQ(n.count("limits.cpu"), 0u);
 }
 
+TEST(ConvertTest, ScoreRequestsDefaultUnsetContainerRequestsLikeKubeScheduler) {
+  // kube-scheduler scores with non-zero requests: a container without a cpu (memory) request counts 100m
+  // (200Mi), an explicit 0 stays 0, a limit counts as the request, init containers by the max rule, plus
+  // overhead. Feasibility keeps the real requests.
+  auto pod = Decode<api::Pod>(R"({
+    "metadata": {"name": "p", "namespace": "ns", "uid": "u2"},
+    "spec": {"schedulerName": "volcano", "overhead": {"cpu": "250m", "memory": "64Mi"},
+             "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2"}}}],
+             "containers": [{"name": "a", "resources": {"requests": {"cpu": "500m"}}},
+                            {"name": "b"},
+                            {"name": "c", "resources": {"limits": {"memory": "1Gi"}}},
+                            {"name": "d", "resources": {"requests": {"cpu": "0"}}}]},
+    "status": {"phase": "Pending"}})");
+  sched::ResourceRegistry reg;
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  constexpr int64_t kMi = 1LL << 20;
+  // cpu: max(500 + 100 + 100 + 0, init 2000) + 250; memory: 200Mi + 200Mi + 1Gi + 200Mi (init: 200Mi) + 64Mi.
+  EXPECT_EQ(t.score_cpu, 2250);
+  EXPECT_EQ(t.score_memory, 1688 * kMi);
+  // The real requests: no defaults.
+  EXPECT_EQ(t.request.Get(sched::kCpu), 2250);
+  EXPECT_EQ(t.request.Get(sched::kMemory), 1088 * kMi);
+
+  // A pod with no requests at all scores as 100m / 200Mi per container but requests nothing.
+  auto empty = Decode<api::Pod>(R"({"metadata": {"name": "e", "namespace": "ns", "uid": "u3"},
+    "spec": {"schedulerName": "volcano", "containers": [{"name": "a"}, {"name": "b"}]}})");
+  sched::TaskInfo e = ToTaskInfo(empty, &reg, kNames);
+  EXPECT_EQ(e.score_cpu, 200);
+  EXPECT_EQ(e.score_memory, 400 * kMi);
+  EXPECT_EQ(e.request.Get(sched::kCpu), 0);
+  EXPECT_EQ(e.request.Get(sched::kMemory), 0);
+}
+
+TEST(ConvertTest, HostPortsFromAppContainersWithDefaults) {
+  // kube-scheduler's NodePorts: app containers' ports with hostPort > 0; an empty hostIP is 0.0.0.0 and an
+  // empty protocol TCP. Init containers' ports and container-only ports do not bind the node.
+  auto pod = Decode<api::Pod>(R"({
+    "metadata": {"name": "p", "namespace": "ns", "uid": "u4"},
+    "spec": {"schedulerName": "volcano",
+             "initContainers": [{"name": "i", "ports": [{"containerPort": 7000, "hostPort": 7000}]}],
+             "containers": [{"name": "a", "ports": [{"containerPort": 80, "hostPort": 8080},
+                                                     {"containerPort": 9090}]},
+                            {"name": "b", "ports": [{"containerPort": 53, "hostPort": 5353, "protocol": "UDP",
+                                                     "hostIP": "10.0.0.1"}]}]}})");
+  sched::ResourceRegistry reg;
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  ASSERT_EQ(t.host_ports.size(), 2u);
+  EXPECT_EQ(t.host_ports[0], (sched::HostPort{"0.0.0.0", "TCP", 8080}));
+  EXPECT_EQ(t.host_ports[1], (sched::HostPort{"10.0.0.1", "UDP", 5353}));
+}
+
 TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
   auto pod = Decode<api::Pod>(R"({
     "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1",

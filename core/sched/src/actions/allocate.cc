@@ -253,7 +253,10 @@ class Allocator {
           }
           continue;
         }
-        if (recheck && !ssn_.DynamicFit(*t, n).ok()) {  // rep passed, this task may not
+        // The rep passed, this task may not: anti-affinity, or host ports (a group's rep, once placed on N,
+        // does not conflict with itself, so N comes back for its group; the next task of the same shape
+        // would take the same port on N).
+        if ((recheck || !t->host_ports.empty()) && !ssn_.DynamicFit(*t, n).ok()) {
           skipped.push_back(top);
           continue;
         }

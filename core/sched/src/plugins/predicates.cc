@@ -1,6 +1,6 @@
 // The "predicates" plugin: readiness, cordon, nodeSelector, required node affinity, taints (static, cached
-// per task shape) and hostname pod anti-affinity in both directions (dynamic). Resource and pod-count fit
-// are checked by the actions, with Volcano-style reasons.
+// per task shape), host ports (kube-scheduler's NodePorts) and hostname pod anti-affinity in both
+// directions (dynamic). Resource and pod-count fit are checked by the actions, with Volcano-style reasons.
 #include "plugins.h"
 
 namespace tephra::sched::plugins {
@@ -14,7 +14,8 @@ class PredicatesPlugin final : public Plugin {
   explicit PredicatesPlugin(ArgParser& args)
       : node_affinity_(args.Bool("predicate.NodeAffinityEnable", true)),
         taints_(args.Bool("predicate.TaintTolerationEnable", true)),
-        pod_affinity_(args.Bool("predicate.PodAffinityEnable", true)) {}
+        pod_affinity_(args.Bool("predicate.PodAffinityEnable", true)),
+        node_ports_(args.Bool("predicate.NodePortsEnable", true)) {}
   std::string Name() const override { return "predicates"; }
   uint32_t Hooks() const override { return kHookPredicate; }
 
@@ -54,6 +55,10 @@ class PredicatesPlugin final : public Plugin {
   }
 
   Fit DynamicPredicate(const Session& ssn, const TaskInfo& t, const NodeInfo& n) const override {
+    // Ports before affinity, kube-scheduler's filter order. A conflict needs a port on both sides, so a pod
+    // without host ports, or a node where no task holds one, costs a comparison, not a walk of the node.
+    if (node_ports_ && !t.host_ports.empty() && n.host_port_tasks > 0 && !PortsFree(ssn, t, n))
+      return Fit::No("node(s) didn't have free ports for the requested pod ports");
     if (!pod_affinity_) return Fit::Yes();
     if (t.anti_affinity.empty() && ssn.state().anti_affinity_pods() == 0) return Fit::Yes();
     Fit fit;
@@ -69,7 +74,21 @@ class PredicatesPlugin final : public Plugin {
   }
 
  private:
-  bool node_affinity_, taints_, pod_affinity_;
+  // NodePorts: every host port the pod wants must not conflict with one held by a task that occupies the
+  // node or is pipelined onto it (kube-scheduler's NodeInfo holds terminating pods and their ports too).
+  static bool PortsFree(const Session& ssn, const TaskInfo& t, const NodeInfo& n) {
+    bool free = true;
+    ssn.state().ForEachTaskOnNode(n.name, [&](const TaskInfo& other) {
+      if (!free || other.host_ports.empty() || other.uid == t.uid) return;
+      if (!OccupiesNode(other.status) && other.status != TaskStatus::kPipelined) return;
+      for (const auto& want : t.host_ports)
+        for (const auto& held : other.host_ports)
+          if (want.Conflicts(held)) { free = false; return; }
+    });
+    return free;
+  }
+
+  bool node_affinity_, taints_, pod_affinity_, node_ports_;
 };
 
 }  // namespace

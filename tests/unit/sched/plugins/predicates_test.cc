@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "harness.h"
+#include "tephra/sched/statement.h"
 
 namespace tephra::sched {
 namespace {
@@ -71,6 +72,66 @@ TEST(Predicates, HostnameAntiAffinityBothDirections) {
   TaskInfo bad = Harness::Pod("b", Resource::Cpu(1));
   bad.anti_affinity.push_back({{}, {{"app", SelectorOp::kInvalid, {"db"}}}});
   EXPECT_EQ(s.StaticPredicate(bad, n), "pod anti-affinity selector uses an operator label selectors do not have");
+}
+
+// kube-scheduler's NodePorts: same hostPort and protocol with overlapping hostIP (0.0.0.0 overlaps every
+// address) conflicts with a pod on the node, or one pipelined onto it in this cycle.
+TEST(Predicates, HostPortConflictsWithPodsOnTheNode) {
+  constexpr const char* kPorts = "node(s) didn't have free ports for the requested pod ports";
+  Harness h;
+  h.Add(PluginOption::Named("predicates"));
+  h.AddNode("n", Resource::Cpu(4000));
+  h.AddNode("m", Resource::Cpu(4000));
+  TaskInfo held = Harness::Pod("held", Resource::Cpu(1));
+  held.host_ports = {{"10.0.0.1", "TCP", 8080}, {"0.0.0.0", "UDP", 53}};
+  held.status = TaskStatus::kRunning;
+  held.node = "n";
+  h.AddPod(held);
+  TaskInfo pending = Harness::Pod("p", Resource::Cpu(1));
+  pending.host_ports = {{"", "", 9000}};
+  h.AddPod(pending);
+  Session& s = h.Open();
+  const NodeInfo& n = h.N("n");
+  EXPECT_EQ(n.host_port_tasks, 1);
+  auto wants = [](HostPort p) {
+    TaskInfo t = Harness::Pod("t", Resource::Cpu(1));
+    t.host_ports = {std::move(p)};
+    return t;
+  };
+  EXPECT_EQ(s.DynamicPredicate(wants({"10.0.0.1", "TCP", 8080}), n), kPorts);
+  EXPECT_EQ(s.DynamicPredicate(wants({"0.0.0.0", "TCP", 8080}), n), kPorts) << "0.0.0.0 overlaps every address";
+  EXPECT_EQ(s.DynamicPredicate(wants({"", "", 8080}), n), kPorts) << "empty = 0.0.0.0 / TCP";
+  EXPECT_EQ(s.DynamicPredicate(wants({"10.0.0.9", "UDP", 53}), n), kPorts) << "held on 0.0.0.0";
+  EXPECT_EQ(s.DynamicPredicate(wants({"10.0.0.2", "TCP", 8080}), n), "") << "another address";
+  EXPECT_EQ(s.DynamicPredicate(wants({"10.0.0.1", "UDP", 8080}), n), "") << "another protocol";
+  EXPECT_EQ(s.DynamicPredicate(wants({"10.0.0.1", "TCP", 8081}), n), "") << "another port";
+  EXPECT_EQ(s.DynamicPredicate(wants({"10.0.0.1", "TCP", 8080}), h.N("m")), "") << "another node";
+  EXPECT_EQ(s.DynamicPredicate(Harness::Pod("none", Resource::Cpu(1)), n), "") << "no host ports asked";
+
+  // A pending pod holds nothing; once pipelined (or allocated) onto a node in this cycle it does.
+  EXPECT_EQ(s.DynamicPredicate(wants({"", "", 9000}), h.N("m")), "");
+  {
+    Statement st(&h.st);
+    ASSERT_TRUE(st.Pipeline("p", "m").ok());
+    EXPECT_EQ(h.N("m").host_port_tasks, 1);
+    EXPECT_EQ(s.DynamicPredicate(wants({"", "", 9000}), h.N("m")), kPorts);
+  }  // discarded
+  EXPECT_EQ(h.N("m").host_port_tasks, 0);
+  {
+    Statement st(&h.st);
+    ASSERT_TRUE(st.Allocate("p", "m").ok());
+    EXPECT_EQ(s.DynamicPredicate(wants({"", "", 9000}), h.N("m")), kPorts);
+  }
+
+  // Switched off like Volcano's predicate.NodePortsEnable.
+  Harness off;
+  PluginOption o = PluginOption::Named("predicates");
+  o.arguments["predicate.NodePortsEnable"] = "false";
+  off.Add(o);
+  off.AddNode("n", Resource::Cpu(4000));
+  off.AddPod(held);
+  Session& os = off.Open();
+  EXPECT_EQ(os.DynamicPredicate(wants({"10.0.0.1", "TCP", 8080}), off.N("n")), "");
 }
 
 }  // namespace

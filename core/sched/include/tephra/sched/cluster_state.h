@@ -177,6 +177,8 @@ class ClusterState {
   // The only place that changes TaskInfo::status/node after insertion.
   void Transition(TaskInfo& task, TaskStatus to, const std::string& node);
   void Account(TaskInfo& task, int sign);
+  // NodeInfo::score_cpu/score_memory/host_port_tasks for one task on `n` (occupying or pipelined).
+  static void AccountScoring(NodeInfo& n, const TaskInfo& task, int sign);
   uint32_t InternShape(const TaskInfo& task);
   void BumpCapacity() { ++capacity_epoch_; }
   void BumpVictims() { ++victim_epoch_; }

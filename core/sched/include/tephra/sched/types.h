@@ -4,6 +4,10 @@
 // Conversion rules the caller applies (documented here because the core relies on them):
 //   * TaskInfo::request = max(sum(containers), max(initContainers)) per resource, plus pod overhead;
 //     pods=1 is added by ClusterState itself.
+//   * TaskInfo::score_cpu/score_memory = the same rule over kube-scheduler's non-zero requests (a container
+//     without a cpu request counts 100m, without a memory request 200Mi); left at -1, ClusterState derives
+//     them from `request` (see TaskInfo).
+//   * TaskInfo::host_ports = the hostPort > 0 entries of spec.containers[].ports (not init containers).
 //   * Only pods whose schedulerName is managed by this scheduler are given to UpsertPod as schedulable;
 //     foreign pods that occupy nodes are given with status Running/Bound and a node so usage is right.
 //   * job = "<ns>/<annotation scheduling.k8s.io/group-name>"; role = annotation volcano.sh/task-spec.
@@ -84,10 +88,35 @@ struct NodeInfo {
   Resource releasing;  // subset of used held by kReleasing tasks
   Resource pipelined;  // tasks pipelined onto this node's releasing resources
   int task_count = 0;  // tasks occupying the node (pod count)
+  // kube-scheduler's NodeInfo.NonZeroRequested (cpu milli, memory bytes), which its LeastAllocated,
+  // MostAllocated and BalancedAllocation scores read: the sum of TaskInfo::score_cpu/score_memory over tasks
+  // that occupy the node or are pipelined onto it (Volcano's k8s NodeInfo holds every task on the node).
+  // Kept by ClusterState at the same points as `used`, so scoring never walks a node's pods.
+  int64_t score_cpu = 0, score_memory = 0;
+  // Tasks counted as above that declare host ports: the ports predicate walks a node's tasks only when the
+  // pod asks for host ports and this is non-zero.
+  int host_port_tasks = 0;
   uint64_t version = 0;  // bumped on every change (spec or usage); score caches key on it
   Resource Idle() const { return allocatable - used; }
   // Volcano FutureIdle: what becomes free once Releasing tasks are gone, minus what is already promised.
   Resource FutureIdle() const { return allocatable - used + releasing - pipelined; }
+};
+
+// kube-scheduler's defaults for a container with no request, used for scoring only
+// (schedutil.DefaultMilliCPURequest / DefaultMemoryRequest): without them every best-effort pod would look
+// free and pile onto one node.
+inline constexpr int64_t kDefaultScoreMilliCpu = 100;
+inline constexpr int64_t kDefaultScoreMemory = 200LL * 1024 * 1024;
+
+// One container port with hostPort > 0, as kube-scheduler's NodePorts filter compares them: an empty ip
+// means 0.0.0.0 (every address) and an empty protocol TCP.
+struct HostPort {
+  std::string ip;
+  std::string protocol;
+  int32_t port = 0;
+  bool operator==(const HostPort&) const = default;
+  // Same port and protocol, and the addresses overlap (equal, or either is 0.0.0.0).
+  bool Conflicts(const HostPort& other) const;
 };
 
 struct TaskInfo {
@@ -97,6 +126,11 @@ struct TaskInfo {
   std::string job;   // "<ns>/<podgroup name>"; empty = not part of a gang (ignored by the scheduler)
   std::string role;  // volcano.sh/task-spec
   Resource request;  // init-container max rule already applied by the caller
+  // Requests as kube-scheduler scores them (cpu milli, memory bytes; see kDefaultScoreMilliCpu): -1 = not
+  // known to the caller (tests, benchmarks, callers without container specs); ClusterState then takes the
+  // request, or the default where the request is 0. Feasibility never reads these; only scores do.
+  int64_t score_cpu = -1, score_memory = -1;
+  std::vector<HostPort> host_ports;  // hostPort > 0 only
   int32_t priority = 0;
   std::string priority_class_name;  // spec.priorityClassName (conformance protects the system-*-critical ones)
   TaskStatus status = TaskStatus::kPending;
@@ -116,6 +150,11 @@ struct TaskInfo {
   uint32_t shape = 0;        // interned scheduling shape: identical pod specs share predicate results
   bool evicting = false;     // the core decided to evict it (kReleasing) and the API has not confirmed yet
 };
+
+// The task's scoring requests: score_cpu/score_memory when the caller set them, else the request with
+// kube-scheduler's defaults where it is 0 (the pod treated as one container).
+int64_t ScoreCpu(const TaskInfo& t);
+int64_t ScoreMemory(const TaskInfo& t);
 
 enum class PodGroupPhase : uint8_t { kPending, kInqueue, kRunning, kUnknown, kCompleted };
 const char* PodGroupPhaseName(PodGroupPhase p);
