@@ -29,6 +29,8 @@ void RegisterController(CLI::App& root, int* exit_code) {
   app->add_option("--worker-threads-for-jobflow", o->worker_threads_for_jobflow,
                   "Concurrent JobFlow/JobTemplate reconciles")
       ->check(CLI::PositiveNumber);
+  app->add_option("--worker-threads-for-cronjob", o->worker_threads_for_cronjob, "Concurrent CronJob reconciles")
+      ->check(CLI::PositiveNumber);
   app->add_option("--controllers", *controllers,
                   "Controllers to run: \"*\" for all, \"name\" to enable, \"-name\" to disable (comma-separated or "
                   "repeated; default *)")
