@@ -40,7 +40,7 @@ void RegisterController(CLI::App& root, int* exit_code) {
   app->add_option("--lock-object-namespace,--leader-elect-resource-namespace", o->lock_object_namespace,
                   "Namespace of the leader-election Lease (both of Volcano's names)")
       ->default_str("volcano-system");
-  AddNoOpFlags(app, {"--worker-threads-for-gc", "--worker-threads-for-cronjob", "--sharding-configmap",
+  AddNoOpFlags(app, {"--worker-threads-for-gc", "--sharding-configmap",
                      "--sharding-configmap-namespace", "--tls-cert-file", "--tls-private-key-file", "--ca-cert-file"});
   app->add_option("--inherit-owner-annotations", o->inherit_owner_annotations,
                   "PodGroups of plain pods inherit the owner's volcano.sh/ annotations")
