@@ -15,8 +15,9 @@ set(TEPHRA_IO_HEADERS
   openssl/bio.h openssl/crypto.h openssl/bn.h openssl/rand.h openssl/sha.h
   boost/asio.hpp boost/asio/ssl.hpp boost/beast.hpp httplib.h)
 set(TEPHRA_CLI_HEADERS CLI/CLI.hpp CLI/App.hpp CLI/Option.hpp)
-# re2: only through tephra_pattern (pattern/), the one adapter.
-set(TEPHRA_CORE_EXTRA_HEADERS yaml-cpp/yaml.h spdlog/spdlog.h spdlog/logger.h fmt/format.h ${TEPHRA_CLI_HEADERS} re2/re2.h)
+# re2: only through tephra_pattern (pattern/), the one adapter; cctz only through tephra_tz (tz/).
+set(TEPHRA_CORE_EXTRA_HEADERS yaml-cpp/yaml.h spdlog/spdlog.h spdlog/logger.h fmt/format.h ${TEPHRA_CLI_HEADERS} re2/re2.h
+  cctz/time_zone.h cctz/civil_time.h cctz/zone_info_source.h)
 
 function(_tephra_make_poison group)
   set(dir ${CMAKE_BINARY_DIR}/poison/${group})
@@ -40,7 +41,7 @@ endfunction()
 
 function(tephra_check_layering)
   get_property(entries GLOBAL PROPERTY TEPHRA_LAYERED_TARGETS)
-  set(forbidden_core cpprest OpenSSL yaml-cpp spdlog CLI11 Boost HTTPLIB tephra_kube tephra_reconcilers tephra_scheduler)
+  set(forbidden_core cpprest OpenSSL yaml-cpp spdlog CLI11 Boost HTTPLIB cctz tephra_kube tephra_reconcilers tephra_scheduler)
   set(forbidden_adapters cpprest OpenSSL Boost HTTPLIB CLI11)
   set(forbidden_cli cpprest OpenSSL Boost HTTPLIB)
   foreach(e IN LISTS entries)

@@ -29,6 +29,8 @@ void RegisterController(CLI::App& root, int* exit_code) {
   app->add_option("--worker-threads-for-jobflow", o->worker_threads_for_jobflow,
                   "Concurrent JobFlow/JobTemplate reconciles")
       ->check(CLI::PositiveNumber);
+  app->add_option("--worker-threads-for-cronjob", o->worker_threads_for_cronjob, "Concurrent CronJob reconciles")
+      ->check(CLI::PositiveNumber);
   app->add_option("--controllers", *controllers,
                   "Controllers to run: \"*\" for all, \"name\" to enable, \"-name\" to disable (comma-separated or "
                   "repeated; default *)")
@@ -38,7 +40,7 @@ void RegisterController(CLI::App& root, int* exit_code) {
   app->add_option("--lock-object-namespace,--leader-elect-resource-namespace", o->lock_object_namespace,
                   "Namespace of the leader-election Lease (both of Volcano's names)")
       ->default_str("volcano-system");
-  AddNoOpFlags(app, {"--worker-threads-for-gc", "--worker-threads-for-cronjob", "--sharding-configmap",
+  AddNoOpFlags(app, {"--worker-threads-for-gc", "--sharding-configmap",
                      "--sharding-configmap-namespace", "--tls-cert-file", "--tls-private-key-file", "--ca-cert-file"});
   app->add_option("--inherit-owner-annotations", o->inherit_owner_annotations,
                   "PodGroups of plain pods inherit the owner's volcano.sh/ annotations")

@@ -3,7 +3,7 @@
 #   $1  the root filesystem mmdebstrap has just extracted the runtime packages into (their .debs are still in
 #       $1/var/cache/apt/archives)
 #   $2  space-separated "data-only" packages: downloaded WITHOUT dependencies and only their data files kept
-#       (ca-certificates: the CA bundle; base-files: /etc/os-release, /etc/debian_version)
+#       (ca-certificates: the CA bundle; base-files: /etc/os-release, /etc/debian_version; tzdata: zoneinfo)
 # It writes dpkg's database (so scanners such as trivy/syft see every package and version), the generated
 # CA bundle, the users, and removes everything a distroless image does not need: apt and dpkg configuration,
 # /dev, iconv modules, changelogs. Any change here changes the base cache key (image/build.sh hashes this file).
@@ -53,6 +53,13 @@ cp -a "$work/bf/etc/debian_version" "$R/etc/"
 cp -a "$work/bf/usr/lib/os-release" "$R/usr/lib/"
 ln -s ../usr/lib/os-release "$R/etc/os-release"
 cp "$work/bf/usr/share/doc/base-files/copyright" "$R/usr/share/doc/base-files/"
+
+# --- tzdata: the zoneinfo database only (its maintainer scripts configure /etc/localtime, which stays unset:
+# containers run in UTC). CronJob timeZone names resolve here (tz/, cctz).
+mkdir -p "$work/tz" "$R/usr/share/doc/tzdata"
+dpkg-deb -x "$work"/tzdata_*.deb "$work/tz"
+cp -a "$work/tz/usr/share/zoneinfo" "$R/usr/share/"
+cp "$work/tz/usr/share/doc/tzdata/copyright" "$R/usr/share/doc/tzdata/"
 
 # --- users: root (uid 0 exists in every image; nothing runs as it), tephra 65532 (the image's user), nobody.
 cat >"$R/etc/passwd" <<'EOF'

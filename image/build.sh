@@ -37,12 +37,14 @@ RUNTIME_PKGS=(
   libbrotli1          # libbrotlicommon/dec/enc.so.1 (cpp-httplib's compression)
   zlib1g              # libz.so.1 (cpprestsdk, cpp-httplib)
   libre2-9            # libre2.so.9 (HyperNode regexMatch with Go's semantics: pattern/)
+  libcctz2            # libcctz.so.2 (CronJob timeZone: tz/)
 )
 # Data-only packages: fetched without their dependencies (those serve only their maintainer scripts: debconf,
 # perl, openssl) and reduced to their data by image/base-hook.sh.
 DATA_PKGS=(
   ca-certificates     # /etc/ssl/certs/ca-certificates.crt, generated as update-ca-certificates would
   base-files          # /etc/os-release, /etc/debian_version (image scanners identify the distribution)
+  tzdata              # /usr/share/zoneinfo: CronJob spec.timeZone (tz/ reads it through cctz)
 )
 # Every file of the base layer gets this mtime, so the same package versions give the same layer digest.
 BASE_EPOCH=0

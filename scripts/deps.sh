@@ -10,7 +10,7 @@ PKGS=(
   clang libclang-rt-14-dev
   # libraries (each behind one adapter, see docs/ARCHITECTURE.md)
   libcpprest-dev libssl-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
-  libboost-system-dev libboost-dev zlib1g-dev libcpp-httplib-dev libbrotli-dev libre2-dev
+  libboost-system-dev libboost-dev zlib1g-dev libcpp-httplib-dev libbrotli-dev libre2-dev libcctz-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # real control plane (tests/e2e): etcd, and the tools that build kube-apiserver & co from Debian source

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "command/reconciler.h"
+#include "cronjob/reconciler.h"
 #include "job/reconciler.h"
 #include "jobflow/reconciler.h"
 #include "podgroup/reconciler.h"
@@ -55,6 +56,7 @@ class Controllers {
     if (enabled_.count(kPodGroupController)) BuildPodGroup();
     if (enabled_.count(kJobFlowController)) BuildJobFlow();
     if (enabled_.count(kJobTemplateController)) BuildJobTemplate();
+    if (enabled_.count(kCronJobController)) BuildCronJob();
     if (job_ || queue_) BuildCommand();
     if (controllers_.empty()) return core::InvalidArgumentError("--controllers: no controller enabled");
     return core::Status::OK();
@@ -191,6 +193,24 @@ class Controllers {
     controllers_.push_back(std::move(c));
   }
 
+  // The vcjob informer is the one the job and jobflow controllers share (one watch per kind per process).
+  void BuildCronJob() {
+    auto jobs = factory_.For<api::Job>();
+    cronjob::CronJobReconciler::AddIndexers(*jobs);
+    cronjob::CronJobReconcilerOptions co;
+    co.client = client_;
+    co.cronjobs = factory_.For<api::CronJob>().get();
+    co.jobs = jobs.get();
+    co.recorder = recorder_;
+    cronjob_ = std::make_unique<cronjob::CronJobReconciler>(std::move(co));
+    kube::ControllerOptions ko;
+    ko.name = kCronJobController;
+    ko.workers = o_.worker_threads_for_cronjob;
+    auto c = std::make_unique<kube::Controller>(std::move(ko), cronjob_.get());
+    cronjob_->RegisterHandlers(*c);
+    controllers_.push_back(std::move(c));
+  }
+
   // Commands are consumed by whichever of the job and queue controllers runs (Volcano splits them the same
   // way); one controller for both, since the consume step (delete first) is the same.
   void BuildCommand() {
@@ -240,6 +260,7 @@ class Controllers {
   std::unique_ptr<podgroup::PodGroupReconciler> podgroup_;
   std::unique_ptr<jobflow::JobFlowReconciler> jobflow_;
   std::unique_ptr<jobflow::JobTemplateReconciler> jobtemplate_;
+  std::unique_ptr<cronjob::CronJobReconciler> cronjob_;
   kube::Controller* job_controller_ = nullptr;
   std::vector<std::unique_ptr<kube::Controller>> controllers_;
   bool stopped_ = false;
@@ -249,15 +270,15 @@ class Controllers {
 
 const std::vector<std::string>& KnownControllers() {
   static const std::vector<std::string> k = {kJobController, kPodGroupController, kQueueController,
-                                                kJobFlowController, kJobTemplateController};
+                                                kJobFlowController, kJobTemplateController, kCronJobController};
   return k;
 }
 
 core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::string>& spec,
                                                          std::vector<std::string>* warnings) {
   // Volcano's controllers that Tephra does not run as separate controllers (TTL clean-up is part of the job
-  // controller here; cronjob and hypernode discovery are not built yet).
-  static const std::set<std::string> kVolcanoOnly = {"gc-controller", "cronjob-controller", "hyperNode-controller",
+  // controller here; hypernode discovery is not built yet).
+  static const std::set<std::string> kVolcanoOnly = {"gc-controller", "hyperNode-controller",
                                                      "hypernode-controller", "sharding-controller",
                                                      "colocation-config-controller"};
   const auto& known = KnownControllers();
@@ -311,6 +332,7 @@ core::Status ValidateOptions(const ManagerOptions& o) {
   if (o.worker_threads_for_podgroup < 1) return core::InvalidArgumentError("--worker-threads-for-podgroup: must be >= 1");
   if (o.worker_threads_for_queue < 1) return core::InvalidArgumentError("--worker-threads-for-queue: must be >= 1");
   if (o.worker_threads_for_jobflow < 1) return core::InvalidArgumentError("--worker-threads-for-jobflow: must be >= 1");
+  if (o.worker_threads_for_cronjob < 1) return core::InvalidArgumentError("--worker-threads-for-cronjob: must be >= 1");
   if (o.leader_elect && o.lock_object_namespace.empty())
     return core::InvalidArgumentError("--lock-object-namespace: required with --leader-elect");
   auto c = ResolveControllers(o.controllers);

@@ -29,6 +29,7 @@ inline constexpr const char* kPodGroupController = "pg-controller";
 inline constexpr const char* kQueueController = "queue-controller";
 inline constexpr const char* kJobFlowController = "jobflow-controller";
 inline constexpr const char* kJobTemplateController = "jobtemplate-controller";
+inline constexpr const char* kCronJobController = "cronjob-controller";
 
 // Every controller this build knows, in start order.
 const std::vector<std::string>& KnownControllers();
@@ -50,6 +51,7 @@ struct ManagerOptions {
   int worker_threads_for_podgroup = 5;                     // --worker-threads-for-podgroup
   int worker_threads_for_queue = 5;                        // --worker-threads-for-queue
   int worker_threads_for_jobflow = 3;                      // --worker-threads-for-jobflow (Tephra's)
+  int worker_threads_for_cronjob = 3;                      // --worker-threads-for-cronjob
   std::vector<std::string> controllers = {"*", "-sharding-controller"};  // --controllers (Volcano's default)
   bool leader_elect = true;                                // --leader-elect
   std::string lock_object_namespace = "volcano-system";    // --lock-object-namespace

@@ -115,6 +115,7 @@ pkgs=$(dpkg-query --admindir="$ROOTFS/var/lib/dpkg" -W -f '${Package} ' 2>/dev/n
 check "dpkg database lists the packages (libc6, libssl3, libcpprest2.10, ca-certificates): $pkgs" \
   bash -c 'for p in libc6 libssl3 libcpprest2.10 ca-certificates; do grep -qw -- "$p" <<<"$1" || exit 1; done' _ "$pkgs"
 check "CA bundle present" test -s "$ROOTFS/etc/ssl/certs/ca-certificates.crt"
+check "zoneinfo present (CronJob timeZone)" test -s "$ROOTFS/usr/share/zoneinfo/America/New_York"
 
 echo "== 4. size"
 size=$(stat -c %s "$ARCHIVE")

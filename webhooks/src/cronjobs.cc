@@ -1,15 +1,11 @@
 // /cronjobs/validate (batch.volcano.sh/v1alpha1 CronJob).
 //
-// Tephra has no typed CronJob (no controller runs them yet), so the rules read the three fields they check
-// from the raw object. The schedule grammar is the standard five-field cron that Kubernetes CronJobs use
-// (docs/webhook.md, "CronJob schedules"); the time zone must be an IANA name present in the machine's
-// zoneinfo database, as the Go runtime that would run the job requires.
+// The rules read the three fields they check from the raw object (a CronJob whose jobTemplate does not decode
+// still gets these messages). The schedule grammar is the one the CronJob controller runs (core/cron.h:
+// robfig's ParseStandard, as Volcano's webhook and controller use; docs/webhook.md, "CronJob schedules"); the
+// time zone must be an IANA name the controller can load (tz/tz.h, the host's zoneinfo database).
 #include <algorithm>
 #include <cctype>
-#include <cstdint>
-#include <fstream>
-#include <map>
-#include <optional>
 #include <regex>
 #include <string>
 #include <string_view>
@@ -17,6 +13,8 @@
 
 #include "handlers.h"
 #include "tephra/api/validation.h"
+#include "tephra/core/cron.h"
+#include "tephra/tz/tz.h"
 
 namespace tephra::webhooks {
 namespace {
@@ -37,149 +35,12 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// A non-negative decimal integer (an optional '+'), or an error text.
-std::optional<int64_t> ParseUint(const std::string& s, std::string* err) {
-  std::string_view v = s;
-  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
-  if (!v.empty() && v.front() == '-') {
-    *err = "negative number (" + s + ") not allowed";
-    return std::nullopt;
-  }
-  if (v.empty() || v.size() > 9 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    *err = "failed to parse int from " + s;
-    return std::nullopt;
-  }
-  return std::stoll(std::string(v));
-}
-
-struct Bounds {
-  int64_t min, max;
-  const std::map<std::string, int64_t>* names;
-};
-
-const std::map<std::string, int64_t> kMonths = {{"jan", 1}, {"feb", 2}, {"mar", 3}, {"apr", 4},
-                                                {"may", 5}, {"jun", 6}, {"jul", 7}, {"aug", 8},
-                                                {"sep", 9}, {"oct", 10}, {"nov", 11}, {"dec", 12}};
-const std::map<std::string, int64_t> kDays = {{"sun", 0}, {"mon", 1}, {"tue", 2}, {"wed", 3},
-                                              {"thu", 4}, {"fri", 5}, {"sat", 6}};
-
-std::optional<int64_t> IntOrName(const std::string& s, const Bounds& b, std::string* err) {
-  if (b.names) {
-    if (auto it = b.names->find(Lower(s)); it != b.names->end()) return it->second;
-  }
-  return ParseUint(s, err);
-}
-
-// One comma-separated element of a field: "*", "?", "a", "a-b", each with an optional "/step".
-bool ParseRange(const std::string& expr, const Bounds& b, std::string* err) {
-  std::vector<std::string> range_and_step = Split(expr, '/');
-  if (range_and_step.size() > 2) {
-    *err = "too many slashes: " + expr;
-    return false;
-  }
-  std::vector<std::string> low_high = Split(range_and_step[0], '-');
-  int64_t start = 0, end = 0;
-  if (low_high[0] == "*" || low_high[0] == "?") {
-    if (low_high.size() > 1) {
-      *err = "too many hyphens: " + expr;
-      return false;
-    }
-    start = b.min;
-    end = b.max;
-  } else {
-    auto s = IntOrName(low_high[0], b, err);
-    if (!s) return false;
-    start = end = *s;
-    if (low_high.size() == 2) {
-      auto e = IntOrName(low_high[1], b, err);
-      if (!e) return false;
-      end = *e;
-    } else if (low_high.size() > 2) {
-      *err = "too many hyphens: " + expr;
-      return false;
-    }
-  }
-  if (range_and_step.size() == 2) {
-    auto step = ParseUint(range_and_step[1], err);
-    if (!step) return false;
-    if (*step == 0) {
-      *err = "step of range should be a positive number: " + expr;
-      return false;
-    }
-    // "5/10" means "from 5 to the end, every 10".
-    if (low_high.size() == 1 && low_high[0] != "*" && low_high[0] != "?") end = b.max;
-  }
-  if (start < b.min) {
-    *err = "beginning of range (" + std::to_string(start) + ") below minimum (" + std::to_string(b.min) + "): " + expr;
-    return false;
-  }
-  if (end > b.max) {
-    *err = "end of range (" + std::to_string(end) + ") above maximum (" + std::to_string(b.max) + "): " + expr;
-    return false;
-  }
-  if (start > end) {
-    *err = "beginning of range (" + std::to_string(start) + ") beyond end of range (" + std::to_string(end) +
-           "): " + expr;
-    return false;
-  }
-  return true;
-}
-
-// Go's time.ParseDuration grammar: [-+]?(\d*\.?\d+(ns|us|µs|ms|s|m|h))+ or "0".
-bool IsGoDuration(std::string_view s) {
-  if (!s.empty() && (s.front() == '-' || s.front() == '+')) s.remove_prefix(1);
-  if (s == "0") return true;
-  if (s.empty()) return false;
-  static const std::regex kPart(R"(^([0-9]*\.?[0-9]+|[0-9]+\.)(ns|us|µs|μs|ms|s|m|h))");
-  std::string rest(s);
-  while (!rest.empty()) {
-    std::smatch m;
-    if (!std::regex_search(rest, m, kPart)) return false;
-    rest = m.suffix();
-  }
-  return true;
-}
-
 }  // namespace
 
 // Exposed for tests through the handler; "" when `spec` is a valid standard cron schedule.
-std::string CronScheduleError(const std::string& spec_in) {
-  std::string spec = spec_in;
-  while (!spec.empty() && std::isspace(static_cast<unsigned char>(spec.front()))) spec.erase(spec.begin());
-  while (!spec.empty() && std::isspace(static_cast<unsigned char>(spec.back()))) spec.pop_back();
-  if (spec.empty()) return "empty spec string";
-  if (spec.front() == '@') {
-    static const std::vector<std::string> kDescriptors = {"@yearly", "@annually", "@monthly", "@weekly",
-                                                          "@daily",  "@midnight", "@hourly"};
-    if (std::find(kDescriptors.begin(), kDescriptors.end(), spec) != kDescriptors.end()) return "";
-    const std::string every = "@every ";
-    if (spec.rfind(every, 0) == 0) {
-      std::string d = spec.substr(every.size());
-      return IsGoDuration(d) ? "" : "failed to parse duration " + spec;
-    }
-    return "unrecognized descriptor: " + spec;
-  }
-  std::vector<std::string> fields;
-  std::string cur;
-  for (char c : spec) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!cur.empty()) fields.push_back(cur);
-      cur.clear();
-    } else {
-      cur.push_back(c);
-    }
-  }
-  if (!cur.empty()) fields.push_back(cur);
-  if (fields.size() != 5)
-    return "expected exactly 5 fields, found " + std::to_string(fields.size()) + ": [" + spec + "]";
-  const Bounds kBounds[5] = {{0, 59, nullptr}, {0, 23, nullptr}, {1, 31, nullptr}, {1, 12, &kMonths}, {0, 6, &kDays}};
-  for (size_t i = 0; i < 5; ++i) {
-    for (const std::string& part : Split(fields[i], ',')) {
-      std::string err;
-      if (!ParseRange(part, kBounds[i], &err)) return err;
-    }
-  }
-  return "";
+std::string CronScheduleError(const std::string& spec) {
+  auto parsed = core::cron::Schedule::Parse(spec);
+  return parsed.ok() ? "" : parsed.status().message();
 }
 
 // "" when `tz` names a zone the Go runtime would load; else Volcano's text.
@@ -191,10 +52,7 @@ std::string TimeZoneError(const std::string& tz) {
       return "unknown timeZone " + tz;
   }
   if (Lower(tz) == "local") return "timeZone can't be Local, and must be defined in https://www.iana.org/time-zones";
-  if (tz == "UTC") return "";
-  std::ifstream f("/usr/share/zoneinfo/" + tz, std::ios::binary);
-  char magic[4] = {};
-  if (!f || !f.read(magic, 4) || std::string_view(magic, 4) != "TZif") return "invalid timeZone " + tz;
+  if (!tephra::tz::Load(tz).ok()) return "invalid timeZone " + tz;
   return "";
 }
 

@@ -59,4 +59,18 @@ TEPHRA_API_CODEC(JobStatus, JSTATUS_FIELDS)
 #define JOB_FIELDS(F, A) F("metadata", metadata) F("spec", spec) F("status", status)
 TEPHRA_API_KIND(Job, JOB_FIELDS, "batch.volcano.sh", "v1alpha1", "jobs", true)
 
+#define JTS_FIELDS(F, A) F("metadata", metadata) F("spec", spec)
+TEPHRA_API_CODEC(JobTemplateSpec, JTS_FIELDS)
+#define CJSPEC_FIELDS(F, A)                                                                                   \
+  A("schedule", schedule) F("timeZone", time_zone) F("startingDeadlineSeconds", starting_deadline_seconds) \
+      F("concurrencyPolicy", concurrency_policy) F("suspend", suspend) A("jobTemplate", job_template)      \
+          F("successfulJobsHistoryLimit", successful_jobs_history_limit)                                   \
+              F("failedJobsHistoryLimit", failed_jobs_history_limit)
+TEPHRA_API_CODEC(CronJobSpec, CJSPEC_FIELDS)
+#define CJSTATUS_FIELDS(F, A) \
+  F("active", active) F("lastScheduleTime", last_schedule_time) F("lastSuccessfulTime", last_successful_time)
+TEPHRA_API_CODEC(CronJobStatus, CJSTATUS_FIELDS)
+#define CJ_FIELDS(F, A) F("metadata", metadata) F("spec", spec) F("status", status)
+TEPHRA_API_KIND(CronJob, CJ_FIELDS, "batch.volcano.sh", "v1alpha1", "cronjobs", true)
+
 }  // namespace tephra::api

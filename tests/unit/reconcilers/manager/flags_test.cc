@@ -49,7 +49,7 @@ TEST(ControllersFlag, EnablingAndDisablingTheSameControllerIsAnError) {
 
 TEST(ControllersFlag, NothingEnabledIsValidAsInVolcano) {
   ManagerOptions o;
-  o.controllers = {"-job-controller,-pg-controller,-queue-controller,-jobflow-controller,-jobtemplate-controller"};
+  o.controllers = {"-job-controller,-pg-controller,-queue-controller,-jobflow-controller,-jobtemplate-controller,-cronjob-controller"};
   EXPECT_TRUE(ValidateOptions(o).ok());
   EXPECT_TRUE(ResolveControllers(o.controllers)->empty());
 }

@@ -204,4 +204,54 @@ struct Job {
 Status Decode(const json& j, Job* out);
 void Encode(const Job& in, json* j);
 
+// batch.volcano.sh/v1alpha1 CronJob (docs/controllers.md, "CronJob").
+inline constexpr std::string_view kConcurrencyAllow = "Allow";
+inline constexpr std::string_view kConcurrencyForbid = "Forbid";
+inline constexpr std::string_view kConcurrencyReplace = "Replace";
+// RFC 3339 time (in the CronJob's timeZone) of the run a job was created for (Volcano's
+// CronJobScheduledTimestampAnnotation).
+inline constexpr std::string_view kCronJobScheduledTimestampAnnotation = "volcano.sh/cronjob-scheduled-timestamp";
+
+struct JobTemplateSpec {
+  ObjectMeta metadata;
+  JobSpec spec;
+  json extra;
+};
+Status Decode(const json& j, JobTemplateSpec* out);
+void Encode(const JobTemplateSpec& in, json* j);
+
+struct CronJobSpec {
+  std::string schedule;  // required
+  std::optional<std::string> time_zone;
+  std::optional<int64_t> starting_deadline_seconds;
+  std::string concurrency_policy;  // "" = Allow
+  std::optional<bool> suspend;
+  JobTemplateSpec job_template;  // required
+  std::optional<int32_t> successful_jobs_history_limit;
+  std::optional<int32_t> failed_jobs_history_limit;
+  json extra;
+};
+Status Decode(const json& j, CronJobSpec* out);
+void Encode(const CronJobSpec& in, json* j);
+
+struct CronJobStatus {
+  std::vector<ObjectReference> active;
+  std::string last_schedule_time;    // RFC 3339, "" = unset
+  std::string last_successful_time;  // RFC 3339, "" = unset
+  json extra;
+};
+Status Decode(const json& j, CronJobStatus* out);
+void Encode(const CronJobStatus& in, json* j);
+
+struct CronJob {
+  static const ResourceInfo& Resource();
+  std::string api_version, kind;
+  ObjectMeta metadata;
+  CronJobSpec spec;
+  CronJobStatus status;
+  json extra;
+};
+Status Decode(const json& j, CronJob* out);
+void Encode(const CronJob& in, json* j);
+
 }  // namespace tephra::api

@@ -1,0 +1,1 @@
+#include <cctz/time_zone.h>
