@@ -51,6 +51,19 @@ class ReconcilerTest : public ::testing::Test {
     o.registry = &registry_;
     rec_ = std::make_unique<JobReconciler>(o);
   }
+  // Replaces rec_ with one that sees Queues through `queues` (as the manager wires it): only a synced queue
+  // informer proves that a job's queue is missing.
+  void UseQueues(kube::Informer<api::Queue>* queues) {
+    JobReconcilerOptions o;
+    o.client = client_;
+    o.jobs = &jobs_;
+    o.pods = &pods_;
+    o.pod_groups = &pgs_;
+    o.queues = queues;
+    o.key_generator = std::make_shared<FakeKeyGenerator>();
+    o.clock = &clock_;
+    rec_ = std::make_unique<JobReconciler>(o);
+  }
   std::vector<api::Event> ApiEvents(const std::string& reason) {
     if (recorder_) recorder_->ProcessPending();
     std::vector<api::Event> out;
@@ -494,15 +507,7 @@ TEST_F(ReconcilerTest, BackToBackCommandsBothRunInOrder) {
 // as Volcano's handleJobError does.
 TEST_F(ReconcilerTest, MissingQueueFailsTheSyncThenMaxRequeuesTerminate) {
   kube::Informer<api::Queue> queues(client_);
-  JobReconcilerOptions o;
-  o.client = client_;
-  o.jobs = &jobs_;
-  o.pods = &pods_;
-  o.pod_groups = &pgs_;
-  o.queues = &queues;
-  o.key_generator = std::make_shared<FakeKeyGenerator>();
-  o.clock = &clock_;
-  rec_ = std::make_unique<JobReconciler>(o);
+  UseQueues(&queues);
   api::Job job = MakeJob("j", {Task("worker", 1)});
   job.spec.queue = "missing";
   CreateJob(job);
@@ -523,15 +528,7 @@ TEST_F(ReconcilerTest, MissingQueueFailsTheSyncThenMaxRequeuesTerminate) {
 
 TEST_F(ReconcilerTest, QueueCreatedBeforeTheRetriesRunOutLetsTheJobRun) {
   kube::Informer<api::Queue> queues(client_);
-  JobReconcilerOptions o;
-  o.client = client_;
-  o.jobs = &jobs_;
-  o.pods = &pods_;
-  o.pod_groups = &pgs_;
-  o.queues = &queues;
-  o.key_generator = std::make_shared<FakeKeyGenerator>();
-  o.clock = &clock_;
-  rec_ = std::make_unique<JobReconciler>(o);
+  UseQueues(&queues);
   api::Job job = MakeJob("j", {Task("worker", 1)});
   job.spec.queue = "late";
   CreateJob(job);
