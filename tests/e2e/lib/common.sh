@@ -75,6 +75,15 @@ expect_denied() {
   grep -qF -- "$want" <<<"$out" || fail "denial by $name does not say '$want': $out"
 }
 
+# expect_schema_refused <want> <kubectl args...>: the CRD's own schema refuses the object; the API server
+# checks it before any validating webhook runs, so no webhook may be named.
+expect_schema_refused() {
+  local want=$1 out; shift
+  if out=$(k "$@" 2>&1); then fail "expected the CRD schema to refuse ($want), but kubectl succeeded: $out"; fi
+  grep -qF -- "$want" <<<"$out" || fail "schema refusal does not say '$want': $out"
+  if grep -q "admission webhook" <<<"$out"; then fail "refused by a webhook, not by the CRD schema: $out"; fi
+}
+
 # scheduler_cycles <port>: tephra_scheduler_cycles_total from a scheduler's /metrics on 127.0.0.1:<port>.
 scheduler_cycles() {
   curl -fsS "http://127.0.0.1:$1/metrics" | awk '$1 == "tephra_scheduler_cycles_total" {print int($2)}'

@@ -63,7 +63,8 @@ TASK='{replicas: 2, template: {spec: {containers: [{name: c, image: busybox}]}}}
 start_webhook "" --cert-validity 60s
 
 # ------------------------------------------------------------------------------- 1. every path, through kubectl
-job_yaml no-tasks "" "[]" | expect_denied validatejob.volcano.sh "No task specified in job spec" apply -f -
+# No tasks: Volcano's CRD (minItems 1) refuses it before its webhook's "No task specified" can.
+job_yaml no-tasks "" "[]" | expect_schema_refused "spec.tasks in body should have at least 1 items" apply -f -
 job_yaml dup "" "[{name: a, replicas: 1, template: {spec: {containers: [{name: c, image: busybox}]}}}, {name: a, replicas: 1, template: {spec: {containers: [{name: c, image: busybox}]}}}]" |
   expect_denied validatejob.volcano.sh "spec.tasks[1].name: duplicated task name a" apply -f -
 job_yaml too-many "" "[{name: a, replicas: 1, minAvailable: 2, template: {spec: {containers: [{name: c, image: busybox}]}}}]" |
@@ -145,7 +146,7 @@ cat <<'YAML' | expect_denied validatecronjob.volcano.sh "schedule is not a valid
 apiVersion: batch.volcano.sh/v1alpha1
 kind: CronJob
 metadata: {name: nightly, namespace: default}
-spec: {schedule: "61 * * * *", jobTemplate: {spec: {tasks: []}}}
+spec: {schedule: "61 * * * *", jobTemplate: {spec: {tasks: [{name: a, replicas: 1, template: {spec: {containers: [{name: c, image: busybox}]}}}]}}}
 YAML
 note "1. the API server called ten paths and /pods/mutate answered directly; denials name the webhook, the field and the rule"
 
