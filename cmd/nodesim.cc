@@ -90,6 +90,9 @@ int Run(const NodesimFlags& f) {
   auto* write_errors = reg.AddCounter("tephra_nodesim_write_errors_total", "Failed API writes by the node simulator").With({});
   auto* registered = reg.AddGauge("tephra_nodesim_registered_nodes", "Simulated nodes registered").With({});
   auto* tracked = reg.AddGauge("tephra_nodesim_tracked_pods", "Pods bound to simulated nodes and tracked").With({});
+  auto* confirmed = reg.AddCounter("tephra_nodesim_finished_terminating_deletes_total",
+                                   "Pods that finished while Terminating and were then deleted with grace 0")
+                        .With({});
   mgr.AddCollector([&] {
     const auto& st = sim.stats();
     writes->With({"pod_status"})->SetTotal(static_cast<double>(st.pod_status_writes.load()));
@@ -99,6 +102,7 @@ int Run(const NodesimFlags& f) {
     write_errors->SetTotal(static_cast<double>(st.write_errors.load()));
     registered->Set(static_cast<double>(sim.RegisteredNodes()));
     tracked->Set(static_cast<double>(sim.TrackedPods()));
+    confirmed->SetTotal(static_cast<double>(st.deletes_confirmed_after_finish.load()));
   });
 
   mgr.Add(kube::MakeRunnable("simulator", /*needs_leader_election=*/false, [&](std::stop_token stop) {

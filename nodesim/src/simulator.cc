@@ -42,6 +42,8 @@ std::string UidOf(const json& obj) {
   return n != m->end() && n->is_string() ? n->get<std::string>() : std::string();
 }
 
+bool IsFinished(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
+
 std::unique_ptr<kube::RateLimiter> RetryLimiter(std::chrono::milliseconds base) {
   // Per-key backoff for failed writes only; the overall write rate is the client's QPS limiter.
   return std::make_unique<kube::ItemExponentialFailureRateLimiter>(base, std::chrono::seconds(30));
@@ -67,27 +69,36 @@ class Simulator::PodSink final : public kube::ReflectorSink {
       if (v.ok()) seen[v->Key()] = true;
       s_->UpsertPod(j);
     }
-    std::vector<std::string> gone;
+    std::vector<std::pair<std::string, std::string>> gone;  // key, uid
     {
       std::lock_guard l(s_->mu_);
       for (auto it = s_->pods_.begin(); it != s_->pods_.end();) {
         if (!seen.count(it->first)) {
-          gone.push_back(it->first);
+          gone.emplace_back(it->first, it->second.view.uid);
           it = s_->pods_.erase(it);
         } else {
           ++it;
         }
       }
     }
+    // Missed while the watch was down: deleted, finished, or finished while being deleted. Only the last
+    // needs us, and only a read can tell which.
+    for (const auto& [key, uid] : gone) s_->QueueConfirm(key, uid, false);
     items.clear();
   }
   void Apply(kube::WatchEvent::Type type, json&& object) override {
     if (type == kube::WatchEvent::Type::kDeleted) {
       auto v = DecodePodView(object);
       if (!v.ok()) return;
-      std::lock_guard l(s_->mu_);
-      auto it = s_->pods_.find(v->Key());
-      if (it != s_->pods_.end() && it->second.view.uid == v->uid) s_->pods_.erase(it);
+      bool ours;
+      {
+        std::lock_guard l(s_->mu_);
+        ours = s_->node_state_.count(v->node_name) > 0;
+        auto it = s_->pods_.find(v->Key());
+        if (it != s_->pods_.end() && it->second.view.uid == v->uid) s_->pods_.erase(it);
+      }
+      // Left the watch by finishing while Terminating (the object is its state after the write).
+      if (ours && !v->deletion_timestamp.empty() && IsFinished(v->phase)) s_->QueueConfirm(v->Key(), v->uid, true);
       return;
     }
     s_->UpsertPod(object);
@@ -289,6 +300,8 @@ void Simulator::Worker() {
   while (auto key = queue_->Get()) {
     if (key->rfind("p/", 0) == 0) {
       HandlePod(key->substr(2));
+    } else if (key->rfind("d/", 0) == 0) {
+      HandleConfirm(key->substr(2));
     } else if (key->rfind("n/", 0) == 0) {
       HandleNode(key->substr(2));
     }
@@ -400,20 +413,67 @@ void Simulator::HandleLease(const std::string& name) {
 }
 
 // Deletes the pod with grace 0 (the kubelet's confirmation), guarded by its uid so a namesake is never hit.
-// Gone or replaced already counts as done. On another error the pod is retried later; returns false then.
-bool Simulator::DeletePodNow(const PodView& view, const std::string& key) {
+// Gone or replaced already counts as done. On another error `retry_key` is retried later; returns false then.
+bool Simulator::DeletePodNow(const std::string& key, const std::string& uid, const std::string& retry_key) {
+  const auto slash = key.find('/');
   kube::DeleteOptions d;
   d.grace_period_seconds = 0;
-  d.precondition_uid = view.uid;
-  Status s = client_->Delete(PodResource(), view.namespace_, view.name, d);
+  d.precondition_uid = uid;
+  Status s = client_->Delete(PodResource(), key.substr(0, slash), key.substr(slash + 1), d);
   if (!s.ok() && !core::IsNotFound(s) && !core::IsConflict(s)) {
     stats_.write_errors++;
     Warn("pod delete failed").Kv("pod", key).Kv("error", s);
-    queue_->AddRateLimited("p/" + key);
+    queue_->AddRateLimited(retry_key);
     return false;
   }
   stats_.pod_deletes++;
   return true;
+}
+
+void Simulator::QueueConfirm(const std::string& key, const std::string& uid, bool verified) {
+  {
+    std::lock_guard l(mu_);
+    auto [it, inserted] = confirms_.try_emplace(key, PendingConfirm{uid, verified});
+    if (!inserted) {
+      // A namesake replaces the old entry; the same pod keeps the stronger knowledge.
+      if (it->second.uid != uid) it->second = PendingConfirm{uid, verified};
+      else it->second.verified = it->second.verified || verified;
+    }
+  }
+  if (started_) queue_->Add("d/" + key);
+}
+
+void Simulator::HandleConfirm(const std::string& key) {
+  const std::string qkey = "d/" + key;
+  PendingConfirm pc;
+  {
+    std::lock_guard l(mu_);
+    auto it = confirms_.find(key);
+    if (it == confirms_.end()) return;
+    pc = it->second;
+  }
+  auto done = [&] {
+    std::lock_guard l(mu_);
+    auto it = confirms_.find(key);
+    if (it != confirms_.end() && it->second.uid == pc.uid) confirms_.erase(it);
+    queue_->Forget(qkey);
+  };
+  if (!pc.verified) {
+    const auto slash = key.find('/');
+    auto got = client_->Get(PodResource(), key.substr(0, slash), key.substr(slash + 1));
+    if (!got.ok()) {
+      if (core::IsNotFound(got.status())) return done();
+      stats_.write_errors++;
+      queue_->AddRateLimited(qkey);
+      return;
+    }
+    auto v = DecodePodView(*got);
+    // Still running (the watch brings it back), finished without a deletion, or a namesake: not ours to delete.
+    if (!v.ok() || v->uid != pc.uid || v->deletion_timestamp.empty() || !IsFinished(v->phase)) return done();
+  }
+  if (!DeletePodNow(key, pc.uid, qkey)) return;
+  stats_.deletes_confirmed_after_finish++;
+  done();
 }
 
 void Simulator::HandlePod(const std::string& key) {
@@ -471,12 +531,12 @@ void Simulator::HandlePod(const std::string& key) {
       // back to us. Finish the deletion now, as a kubelet does, or it stays Terminating for ever.
       if (plan.new_phase != "Running" && r->contains("metadata") && (*r)["metadata"].is_object() &&
           (*r)["metadata"].contains("deletionTimestamp")) {
-        if (!DeletePodNow(view, key)) return;
+        QueueConfirm(key, view.uid, true);
       }
       break;
     }
     case PodPlan::Action::kDelete: {
-      if (!DeletePodNow(view, key)) return;
+      if (!DeletePodNow(key, view.uid, qkey)) return;
       break;
     }
   }

@@ -177,8 +177,9 @@ void FakeClient::Compact() {
   history_.clear();
 }
 
-void FakeClient::EmitLocked(const std::string& res, const std::string& ns, WatchEvent::Type t, const json& obj) {
-  history_.push_back(StoredEvent{rv_, res, ns, t, obj});
+void FakeClient::EmitLocked(const std::string& res, const std::string& ns, WatchEvent::Type t, const json& obj,
+                            const json* before) {
+  history_.push_back(StoredEvent{rv_, res, ns, t, obj, before ? std::optional<json>(*before) : std::nullopt});
   cv_.notify_all();
 }
 
@@ -300,7 +301,7 @@ json FakeClient::StoreUpdateLocked(const ObjKey& k, json obj, const json& old) {
     return obj;
   }
   objects_[k] = obj;
-  EmitLocked(std::get<0>(k), std::get<1>(k), WatchEvent::Type::kModified, obj);
+  EmitLocked(std::get<0>(k), std::get<1>(k), WatchEvent::Type::kModified, obj, &old);
   return obj;
 }
 
@@ -412,8 +413,9 @@ Status FakeClient::DeleteLocked(const std::string& res, const std::string& sns, 
     md["deletionTimestamp"] = NowRfc3339();
     md["deletionGracePeriodSeconds"] = 0;
     md["resourceVersion"] = std::to_string(++rv_);
+    json before = it->second;
     it->second = obj;
-    EmitLocked(res, std::get<1>(k), WatchEvent::Type::kModified, obj);
+    EmitLocked(res, std::get<1>(k), WatchEvent::Type::kModified, obj, &before);
     return Status::OK();
   }
   md["resourceVersion"] = std::to_string(++rv_);
@@ -439,7 +441,7 @@ Status FakeClient::Bind(const std::string& ns, const std::string& pod, const std
   next["spec"]["nodeName"] = node;
   next["metadata"]["resourceVersion"] = std::to_string(++rv_);
   it->second = next;
-  EmitLocked("pods", ns, WatchEvent::Type::kModified, next);
+  EmitLocked("pods", ns, WatchEvent::Type::kModified, next, &old);
   return Status::OK();
 }
 
@@ -505,7 +507,15 @@ Status FakeClient::Watch(const ResourceInfo& r, const std::string& ns, const Lis
   bool stop = false;
   while (true) {
     for (const auto& e : history_) {
-      if (e.rv > last && matches(e.resource, e.ns, e.object)) pending.push_back({e.type, e.object});
+      if (e.rv <= last) continue;
+      const bool now_in = matches(e.resource, e.ns, e.object);
+      if (e.type == WatchEvent::Type::kModified && e.before) {
+        const bool was_in = matches(e.resource, e.ns, *e.before);
+        if (now_in) pending.push_back({was_in ? e.type : WatchEvent::Type::kAdded, e.object});
+        else if (was_in) pending.push_back({WatchEvent::Type::kDeleted, e.object});
+        continue;
+      }
+      if (now_in) pending.push_back({e.type, e.object});
     }
     last = std::max(last, rv_);
     if (!pending.empty()) {

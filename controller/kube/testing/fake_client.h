@@ -87,12 +87,16 @@ class FakeClient final : public Client {
     std::string ns;
     WatchEvent::Type type;
     json object;
+    // For kModified: the object before the write. A watch with a selector turns a write that moves an object
+    // out of (into) its selection into kDeleted (kAdded), as the API server's watch cache does.
+    std::optional<json> before;
   };
   using ObjKey = std::tuple<std::string, std::string, std::string>;  // resource, ns, name
 
   std::optional<Status> Inject(const Action& a);
   json CreateLocked(const std::string& res, const ResourceInfo& r, const std::string& ns, json obj);
-  void EmitLocked(const std::string& res, const std::string& ns, WatchEvent::Type t, const json& obj);
+  void EmitLocked(const std::string& res, const std::string& ns, WatchEvent::Type t, const json& obj,
+                  const json* before = nullptr);
   Status DeleteLocked(const std::string& res, const std::string& sns, const std::string& name,
                       const DeleteOptions& opts);
   json StoreUpdateLocked(const ObjKey& k, json obj, const json& old);

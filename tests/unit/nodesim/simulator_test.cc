@@ -160,6 +160,61 @@ TEST_F(SimulatorTest, RunningUntilDeletedThenDeleted) {
   EXPECT_EQ(sim_->stats().pod_deletes.load(), 1);
 }
 
+// A pod that finishes while Terminating leaves the field-selected watch (the server sends DELETED for it), so
+// a failed confirmation could once never be retried: the pod stayed Terminating for ever (seen in e2e_churn).
+TEST_F(SimulatorTest, TerminatingPodThatFinishesIsStillDeleted) {
+  SeedPod("late", "tephra-sim-0", {});
+  std::atomic<bool> refuse_deletes{true};
+  std::atomic<int> refused{0};
+  const auto test_thread = std::this_thread::get_id();  // the test's own delete goes through
+  fake_->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "delete" && a.resource == "pods" && a.name == "late" && refuse_deletes &&
+        std::this_thread::get_id() != test_thread) {
+      refused++;
+      return core::UnavailableError("injected 503");
+    }
+    return std::nullopt;
+  });
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("late")) == "Running"; }));
+  // Terminating (the finalizer stands in for the grace period the fake does not have)...
+  ASSERT_TRUE(fake_->Patch(Simulator::PodResource(), "ns", "late", kube::PatchType::kMerge,
+                           {{"metadata", {{"finalizers", {"test/hold"}}}}})
+                  .ok());
+  ASSERT_TRUE(fake_->Delete(Simulator::PodResource(), "ns", "late").ok());
+  ASSERT_TRUE(PollUntil([&] { return refused.load() >= 1; })) << "nodesim tried to confirm the deletion";
+  // ...and finished before the confirmation got through: the pod leaves nodesim's watch.
+  ASSERT_TRUE(fake_->Patch(Simulator::PodResource(), "ns", "late", kube::PatchType::kMerge,
+                           {{"status", {{"phase", "Failed"}}}}, "status")
+                  .ok());
+  ASSERT_TRUE(PollUntil([&] { return sim_->TrackedPods() == 0; }));
+  refuse_deletes = false;
+  EXPECT_TRUE(PollUntil([&] { return sim_->stats().deletes_confirmed_after_finish.load() == 1; }));
+  EXPECT_EQ(sim_->stats().pod_deletes.load(), 1);
+}
+
+// A relist that no longer lists a pod says nothing of why; the pod is read before anything is deleted, and a
+// finished pod that nobody deleted is left alone.
+TEST_F(SimulatorTest, RelistReadsGonePodsBeforeDeletingThem) {
+  SeedPod("done", "tephra-sim-1", {});
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("done")) == "Running"; }));
+  // The watch is down while the pod finishes (no event), then the reflector relists.
+  fake_->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "watch" && a.resource == "pods") return core::UnavailableError("injected watch outage");
+    return std::nullopt;
+  });
+  fake_->CloseWatches();
+  ASSERT_TRUE(fake_->Patch(Simulator::PodResource(), "ns", "done", kube::PatchType::kMerge,
+                           {{"status", {{"phase", "Succeeded"}}}}, "status")
+                  .ok());
+  fake_->Compact();  // the next watch from the old resourceVersion gets 410: a relist
+  fake_->SetFailureInjector(nullptr);
+  ASSERT_TRUE(PollUntil([&] { return sim_->TrackedPods() == 0 && CountActions("get", "pods", "done") >= 1; }));
+  EXPECT_EQ(CountActions("delete", "pods", "done"), 0);
+  EXPECT_EQ(Phase(Pod("done")), "Succeeded");
+}
+
 TEST_F(SimulatorTest, InvalidAnnotationIsAWarningEventNotACrash) {
   SeedPod("odd", "tephra-sim-0", {{kExitCodeAnnotation, "many"}});
   StartSim();
@@ -187,17 +242,20 @@ TEST_F(SimulatorTest, FaultAnnotationsFailAndHealNodes) {
     json n = Node("tephra-sim-0");
     return Ready(n) == "False" && n["status"]["allocatable"]["nvidia.com/gpu"] == "5";
   })) << Node("tephra-sim-0").dump();
-  // The failed node's lease stops while the others keep renewing.
+  // The failed node's lease stops while the others keep renewing. A renewal of tephra-sim-0 may have been in
+  // flight when the failure was seen; with one heartbeat worker, a completed renewal of another node that
+  // began after the failure was visible proves it has landed, so the frozen value is read after one.
   auto renew = [&](const char* n) {
     return Get(Simulator::LeaseResource(), "kube-node-lease", n)["spec"]["renewTime"].get<std::string>();
   };
-  // One more renewal of another node proves a full round happened after the failure was seen.
-  std::this_thread::yield();
+  auto another_round = [&] {
+    std::string other = renew("tephra-sim-1");
+    return PollUntil([&] { return renew("tephra-sim-1") != other; });
+  };
+  ASSERT_TRUE(another_round());
   std::string frozen = renew("tephra-sim-0");
-  std::string other = renew("tephra-sim-1");
-  ASSERT_TRUE(PollUntil([&] { return renew("tephra-sim-1") != other; }));
-  other = renew("tephra-sim-1");
-  ASSERT_TRUE(PollUntil([&] { return renew("tephra-sim-1") != other; }));
+  ASSERT_TRUE(another_round());
+  ASSERT_TRUE(another_round());
   EXPECT_EQ(renew("tephra-sim-0"), frozen);
 
   annotate({{kFailAnnotation, nullptr}, {kUnhealthyGpusAnnotation, nullptr}});

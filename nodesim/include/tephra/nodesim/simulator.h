@@ -10,7 +10,8 @@
 //  - a heartbeat queue for Leases served by `heartbeat_workers` threads through `heartbeat_client`, so pod
 //    traffic can never starve node liveness. Lease renewals are spread evenly over the renew interval.
 // Keys: "n/<node>" (register/adopt, then status every node_status_interval), "l/<node>" (lease),
-// "p/<ns>/<name>" (pod). Every handler is level-based: it reads the latest state, so coalesced updates lose
+// "p/<ns>/<name>" (pod), "d/<ns>/<name>" (confirm the deletion of a pod that finished while being deleted).
+// Every handler is level-based: it reads the latest state, so coalesced updates lose
 // nothing.
 #pragma once
 
@@ -59,6 +60,7 @@ struct SimulatorStats {
   std::atomic<int64_t> pods_running{0};    // Running writes
   std::atomic<int64_t> pods_finished{0};   // Succeeded/Failed writes
   std::atomic<int64_t> pod_deletes{0};
+  std::atomic<int64_t> deletes_confirmed_after_finish{0};  // Terminating pods that finished (see confirms_)
   std::atomic<int64_t> events{0};
   std::atomic<int64_t> write_errors{0};
 };
@@ -103,6 +105,15 @@ class Simulator {
     int64_t rv = -1;
     std::string warned_uid;  // problems already reported for this pod uid
   };
+  // A pod that reached Succeeded/Failed while it had a deletionTimestamp leaves the field-selected pod watch,
+  // so no later event would bring it back; unless it is deleted with grace 0 (what a kubelet does once the
+  // containers are gone) it stays Terminating for ever. Entries live here, outside pods_, until the server
+  // says the pod is gone. `verified` is false when a relist lost sight of a pod whose state is unknown: that
+  // entry reads the pod first, so a finished pod that nobody deleted is never removed.
+  struct PendingConfirm {
+    std::string uid;
+    bool verified = false;
+  };
   class PodSink;
   class NodeSink;
 
@@ -111,7 +122,9 @@ class Simulator {
   void HandleNode(const std::string& name);
   void HandleLease(const std::string& name);
   void HandlePod(const std::string& key);
-  bool DeletePodNow(const PodView& view, const std::string& key);
+  void HandleConfirm(const std::string& key);
+  void QueueConfirm(const std::string& key, const std::string& uid, bool verified);
+  bool DeletePodNow(const std::string& key, const std::string& uid, const std::string& retry_key);
   // Upserts a pod from the API (watch/list/write response); returns true if it is ours.
   bool UpsertPod(const json& pod);
   void ReportProblems(const PodView& pod, const std::vector<std::string>& problems);
@@ -128,6 +141,7 @@ class Simulator {
   mutable std::mutex mu_;
   std::unordered_map<std::string, NodeState> node_state_;
   std::unordered_map<std::string, PodRecord> pods_;
+  std::unordered_map<std::string, PendingConfirm> confirms_;  // key "<ns>/<name>"
 
   std::unique_ptr<kube::WorkQueue> queue_;
   std::unique_ptr<kube::WorkQueue> heartbeat_queue_;
