@@ -76,7 +76,59 @@ def main():
     ok &= expect("counter no longer reported", rc, 2, out)
     rc, out = run(THRESHOLDS, results(1.5e6, 5000, 9), "--manual")
     ok &= expect("--manual checks the manual entry (its run is absent here)", rc, 2, out)
+    ok &= scaling_tests()
+    ok &= attempt_tests()
     return 0 if ok else 1
+
+
+def scaling_tests():
+    """A slower machine (factor 2.5) loosens time limits and rates, never sizes."""
+    sys.path.insert(0, HERE)
+    import check_thresholds as ct
+    import yaml
+    section = yaml.safe_load(THRESHOLDS)["area"]
+    runs = results(3.0e6, 500, 12)["benchmarks"][:1]
+    _, problems, regressions = ct.check(section, runs, factor=2.5)
+    names = sorted(r.split(" ")[2] for r in regressions)
+    ok = expect("factor 2.5: cpu 3 ms <= 5 ms and 500/s >= 400/s pass; 12 MB > 10 MB still fails",
+                int(names != ["peak_rss_mb"] or bool(problems)), 0, "\n".join(regressions + problems))
+    _, _, regressions = ct.check(section, runs, factor=1.0)
+    ok &= expect("factor 1: the same run fails on cpu, rate and memory", len(regressions), 3, "\n".join(regressions))
+    ok &= expect("the calibration yardstick measures something", int(ct.calibrate() <= 0), 0, "")
+    return ok
+
+
+FAKE_BENCH = """
+import json, sys
+counter, slow_runs = sys.argv[1], int(sys.argv[2])
+out = [a.split("=", 1)[1] for a in sys.argv[3:] if a.startswith("--benchmark_out=")][0]
+n = int(open(counter).read()) if __import__("os").path.exists(counter) else 0
+open(counter, "w").write(str(n + 1))
+cpu = 3.0e6 if n < slow_runs else 1.5e6
+json.dump({"benchmarks": [{"name": "BM_Cycle/200", "run_type": "iteration", "cpu_time": cpu, "real_time": cpu,
+                           "time_unit": "ns", "placements_per_s": 5000, "peak_rss_mb": 9}]}, open(out, "w"))
+"""
+
+
+def attempt_tests():
+    """A slow first run is repeated (a noisy moment passes); a slow run every time fails."""
+    ok = True
+    with tempfile.TemporaryDirectory() as d:
+        t = os.path.join(d, "t.yaml")
+        fake = os.path.join(d, "fake_bench.py")
+        with open(t, "w") as f:
+            f.write(THRESHOLDS)
+        with open(fake, "w") as f:
+            f.write(FAKE_BENCH)
+        for slow_runs, want, what in ((1, 0, "one slow attempt, then within limits"),
+                                      (5, 1, "slow in all three attempts")):
+            counter = os.path.join(d, "count%d" % slow_runs)
+            p = subprocess.run([sys.executable, CHECKER, "--thresholds", t, "--section", "area", "--",
+                                sys.executable, fake, counter, str(slow_runs)], capture_output=True, text=True)
+            ok &= expect(what, p.returncode, want, p.stdout + p.stderr)
+            runs = int(open(counter).read())
+            ok &= expect(what + ": benchmark runs", runs, min(slow_runs + 1, 3), p.stdout + p.stderr)
+    return ok
 
 
 if __name__ == "__main__":
