@@ -196,6 +196,11 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
           st.match_fields = term.match_fields;
           t.required_affinity.push_back(std::move(st));
         }
+    if (aff.node_affinity)
+      for (const auto& pref : aff.node_affinity->preferred_during_scheduling_ignored_during_execution) {
+        if (pref.weight == 0) continue;  // kube-scheduler skips a zero weight
+        t.preferred_affinity.push_back({pref.weight, pref.preference.match_expressions});
+      }
     if (aff.pod_anti_affinity)
       for (const auto& term : aff.pod_anti_affinity->required_during_scheduling_ignored_during_execution) {
         // Only hostname-scoped anti-affinity within the pod's namespace is modelled by the core (types.h).

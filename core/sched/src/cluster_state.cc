@@ -115,6 +115,17 @@ uint32_t ClusterState::InternShape(const TaskInfo& t) {
     key += '/';
   }
   key += '|';
+  // Preferred terms change only scores, but tasks of one shape share score heaps.
+  for (const auto& pt : t.preferred_affinity) {
+    key += std::to_string(pt.weight); key += ':';
+    for (const auto& r : pt.match_expressions) {
+      key += r.key; key += static_cast<char>('0' + static_cast<int>(r.op));
+      for (const auto& v : r.values) { key += v; key += ','; }
+      key += ';';
+    }
+    key += '/';
+  }
+  key += '|';
   for (const auto& tol : t.tolerations) {
     key += tol.key; key += tol.op_exists ? '?' : '='; key += tol.value;
     key += tol.effect ? static_cast<char>('0' + static_cast<int>(*tol.effect)) : '*';

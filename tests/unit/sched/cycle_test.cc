@@ -455,6 +455,27 @@ TEST(Cycle, BackfillPlacesBestEffortPods) {
   EXPECT_EQ(r.binds[0].node, "n0");
 }
 
+// Volcano's backfill puts a best-effort pod on the best-scored feasible node, not the first by name: with
+// nodeorder's least-requested score the idle node wins over a busy one that sorts first.
+TEST(Cycle, BackfillChoosesTheBestScoredNode) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("a-busy", 4000, 8 * kGi);
+  c.Node("b-idle", 4000, 8 * kGi);
+  JobInfo load = c.Job("load", 1);
+  c.AddJob(load);
+  TaskInfo running = c.Pod(load, 0, Resource::CpuMem(3000, 6 * kGi));
+  running.status = TaskStatus::kRunning;
+  running.node = "a-busy";
+  c.st().UpsertPod(running);
+  JobInfo j = c.Job("be", 1);
+  c.AddJob(j);
+  c.st().UpsertPod(c.Pod(j, 0, Resource()));
+  CycleResult r = c.Run();
+  ASSERT_EQ(r.binds.size(), 1u);
+  EXPECT_EQ(r.binds[0].node, "b-idle");
+}
+
 // The job controller deletes a job's PodGroup on every full restart and re-creates it under the same name
 // with a new uid. When both happen between two cycles, the new PodGroup's first status (Inqueue, no pods)
 // equals what was last emitted for the old one; it must still be emitted, for the new uid, or the job

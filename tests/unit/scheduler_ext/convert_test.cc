@@ -99,7 +99,10 @@ TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
              "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
                              {"operator": "Exists"}],
              "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]}},
+                             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]},
+                          "preferredDuringSchedulingIgnoredDuringExecution": [
+                             {"weight": 40, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}},
+                             {"weight": 0, "preference": {"matchExpressions": [{"key": "x", "operator": "Exists"}]}}]},
                           "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                              {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"},
                              {"labelSelector": {"matchLabels": {"app": "y"}}, "topologyKey": "topology.kubernetes.io/zone"}]}}},
@@ -128,6 +131,10 @@ TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
   EXPECT_EQ(t.required_affinity[0].match_expressions[0].values, (std::vector<std::string>{"a", "b"}));
   ASSERT_EQ(t.anti_affinity.size(), 1u) << "only hostname-scoped anti-affinity is modelled";
   EXPECT_EQ(t.anti_affinity[0].match_labels.at("app"), "x");
+  ASSERT_EQ(t.preferred_affinity.size(), 1u) << "a zero weight is skipped, as kube-scheduler does";
+  EXPECT_EQ(t.preferred_affinity[0].weight, 40);
+  ASSERT_EQ(t.preferred_affinity[0].match_expressions.size(), 1u);
+  EXPECT_EQ(t.preferred_affinity[0].match_expressions[0].key, "disk");
 }
 
 TEST(ConvertTest, PodStatusMappingAndTracking) {

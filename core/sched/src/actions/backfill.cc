@@ -1,5 +1,7 @@
 // The "backfill" action: best-effort pending tasks (nothing requested but a pod slot) of admitted jobs go
-// to the first node, in name order, that passes the predicates and has a free pod slot.
+// to the best-scored node (the session's NodeScore: nodeorder, binpack, ...) among those that pass the
+// predicates and have a free pod slot, as Volcano's backfill does. Ties go to the first node in the state's
+// node order, so a cycle's choice is deterministic (Volcano picks among ties at random).
 #include <algorithm>
 #include <vector>
 
@@ -29,16 +31,23 @@ class Backfill final : public Action {
       });
       std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskLess(*a, *b); });
       for (const TaskInfo* t : tasks) {
+        const NodeInfo* best = nullptr;
+        double best_score = 0;
         for (int slot : st.SchedulableNodes()) {
           const NodeInfo& n = st.NodeAt(slot);
           if (!t->request.FitsIn(n.Idle())) continue;
           if (!ssn.StaticFit(*t, n).ok() || !ssn.DynamicFit(*t, n).ok()) continue;
-          Statement stmt(&st);
-          if (stmt.Allocate(t->uid, n.name).ok()) {
-            stmt.Commit(&ssn.result(), &ssn.pipelined());
-            ++ssn.result().metrics.placements;
+          const double score = ssn.NodeScore(*t, n);
+          if (best == nullptr || score > best_score) {
+            best = &n;
+            best_score = score;
           }
-          break;
+        }
+        if (best == nullptr) continue;
+        Statement stmt(&st);
+        if (stmt.Allocate(t->uid, best->name).ok()) {
+          stmt.Commit(&ssn.result(), &ssn.pipelined());
+          ++ssn.result().metrics.placements;
         }
       }
     }

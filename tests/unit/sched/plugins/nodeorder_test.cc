@@ -8,6 +8,9 @@ namespace {
 using testing::Harness;
 using testing::kGi;
 
+// TaintToleration with no PreferNoSchedule taint anywhere: every node scores 100, times the default weight 3.
+constexpr double kNoTaints = 3 * 100;
+
 TEST(NodeOrder, PrefersLessLoadedAndBalanced) {
   Harness h;
   h.Add(PluginOption::Named("nodeorder"));
@@ -40,7 +43,7 @@ TEST(NodeOrder, IntegerScoresOfKubeSchedulerWithVolcanoWeights) {
   Session& s = h.Open();
   TaskInfo t = Harness::Pod("t", Resource::CpuMem(1000, kGi));
   // Volcano's defaults: leastrequested 1, balancedresource 1, mostrequested 0.
-  EXPECT_EQ(s.NodeScore(t, h.N("n")), 56 + 87);
+  EXPECT_EQ(s.NodeScore(t, h.N("n")), 56 + 87 + kNoTaints);
 
   Harness w;
   PluginOption o = PluginOption::Named("nodeorder");
@@ -51,7 +54,7 @@ TEST(NodeOrder, IntegerScoresOfKubeSchedulerWithVolcanoWeights) {
   w.AddNode("n", Resource::CpuMem(4000, 8 * kGi));
   w.AddPod(r);
   Session& ws = w.Open();
-  EXPECT_EQ(ws.NodeScore(t, w.N("n")), 2 * 56 + 3 * 43);
+  EXPECT_EQ(ws.NodeScore(t, w.N("n")), 2 * 56 + 3 * 43 + kNoTaints);
 }
 
 // requested > capacity: LeastAllocated and MostAllocated give that resource 0, BalancedAllocation gives 0.
@@ -62,7 +65,7 @@ TEST(NodeOrder, OverCapacityScoresZeroLikeKubeScheduler) {
   h.AddNode("n", Resource::CpuMem(1000, kGi));
   Session& s = h.Open();
   TaskInfo t = Harness::Pod("t", Resource::CpuMem(1500, kGi / 2));
-  EXPECT_EQ(s.NodeScore(t, h.N("n")), 25);
+  EXPECT_EQ(s.NodeScore(t, h.N("n")), 25 + kNoTaints);
 }
 
 // Scores use the non-zero requests: a best-effort pod counts 100m / 200Mi, and so does each best-effort pod
@@ -80,14 +83,97 @@ TEST(NodeOrder, BestEffortPodsScoreWithDefaultRequests) {
   h.AddPod(r);
   Session& s = h.Open();
   TaskInfo t = Harness::Pod("t", Resource());
-  EXPECT_EQ(s.NodeScore(t, h.N("busy")), 70 + 80);
+  EXPECT_EQ(s.NodeScore(t, h.N("busy")), 70 + 80 + kNoTaints);
   EXPECT_GT(s.NodeScore(t, h.N("empty")), s.NodeScore(t, h.N("busy")));
   // Scoring requests set by the caller (convert.cc, per container) win over the request.
   TaskInfo c = Harness::Pod("c", Resource());
   c.score_cpu = 300;
   c.score_memory = 0;
   // requested 400m and 200Mi: least (60 + 80) / 2 = 70; balanced int64((1 - |0.4 - 0.1953125|) * 100) = 79.
-  EXPECT_EQ(s.NodeScore(c, h.N("busy")), 70 + 79);
+  EXPECT_EQ(s.NodeScore(c, h.N("busy")), 70 + 79 + kNoTaints);
+}
+
+// Preferred node affinity, as Volcano's nodeorder adds it: kube-scheduler's raw NodeAffinity score (the sum of
+// the matching terms' weights, matchExpressions only, an expression-less term matching every node) times
+// nodeaffinity.weight (default 2), not normalised. Two equal empty nodes differ by exactly that.
+TEST(NodeOrder, PreferredNodeAffinityAddsMatchingWeightsTimesItsWeight) {
+  Harness h;
+  h.Add(PluginOption::Named("nodeorder"));
+  h.AddNode("ssd", Resource::CpuMem(4000, 8 * kGi), {{"disk", "ssd"}, {"zone", "a"}});
+  h.AddNode("hdd", Resource::CpuMem(4000, 8 * kGi), {{"disk", "hdd"}, {"zone", "a"}});
+  Session& s = h.Open();
+  TaskInfo plain = Harness::Pod("plain", Resource::CpuMem(1000, kGi));
+  auto req = [](std::string key, SelectorOp op, std::vector<std::string> values) {
+    SelectorRequirement r;
+    r.key = std::move(key);
+    r.op = op;
+    r.values = std::move(values);
+    return r;
+  };
+  TaskInfo t = plain;
+  t.preferred_affinity.push_back({30, {req("disk", SelectorOp::kIn, {"ssd"})}});
+  t.preferred_affinity.push_back({5, {req("zone", SelectorOp::kExists, {})}});
+  t.preferred_affinity.push_back({7, {}});  // no expressions: every node
+  t.preferred_affinity.push_back({50, {req("gpu", SelectorOp::kGt, {"3"})}});  // no such label: no match
+  EXPECT_EQ(s.NodeScore(t, h.N("ssd")) - s.NodeScore(plain, h.N("ssd")), 2 * (30 + 5 + 7));
+  EXPECT_EQ(s.NodeScore(t, h.N("hdd")) - s.NodeScore(plain, h.N("hdd")), 2 * (5 + 7));
+
+  Harness w;
+  PluginOption o = PluginOption::Named("nodeorder");
+  o.arguments["nodeaffinity.weight"] = "0";
+  w.Add(o);
+  w.AddNode("ssd", Resource::CpuMem(4000, 8 * kGi), {{"disk", "ssd"}});
+  Session& ws = w.Open();
+  EXPECT_EQ(ws.NodeScore(t, w.N("ssd")), ws.NodeScore(plain, w.N("ssd"))) << "weight 0 turns the score off";
+}
+
+// TaintToleration as kube-scheduler scores it and Volcano weighs it (tainttoleration.weight, default 3): the
+// node's PreferNoSchedule taints the pod does not tolerate, reverse-normalised over the nodes: 100 - 100 *
+// count / max. NoSchedule taints are the predicate's business, and a toleration whose effect is NoSchedule
+// does not tolerate a PreferNoSchedule taint. The three nodes are otherwise identical, so differences between
+// them are the taint score alone.
+TEST(NodeOrder, PreferNoScheduleTaintsScoreInReverseLikeKubeScheduler) {
+  Harness h;
+  h.Add(PluginOption::Named("nodeorder"));
+  const Taint soft_a{"a", "1", TaintEffect::kPreferNoSchedule};
+  const Taint soft_b{"b", "1", TaintEffect::kPreferNoSchedule};
+  const Taint hard{"h", "1", TaintEffect::kNoSchedule};
+  h.AddNode("clean", Resource::CpuMem(4000, 8 * kGi), {}, {hard});
+  h.AddNode("one", Resource::CpuMem(4000, 8 * kGi), {}, {soft_a});
+  h.AddNode("two", Resource::CpuMem(4000, 8 * kGi), {}, {soft_a, soft_b});
+  Session& s = h.Open();
+  TaskInfo t = Harness::Pod("t", Resource::CpuMem(1000, kGi));
+  const double base = s.NodeScore(t, h.N("clean")) - 3 * 100;  // max 2: clean 100, one 50, two 0
+  EXPECT_EQ(s.NodeScore(t, h.N("one")), base + 3 * 50);
+  EXPECT_EQ(s.NodeScore(t, h.N("two")), base + 0);
+
+  TaskInfo tol = t;
+  Toleration a;
+  a.key = "a";
+  a.op_exists = true;
+  a.effect = TaintEffect::kPreferNoSchedule;
+  Toleration b_hard;  // the wrong effect: does not count for a PreferNoSchedule taint
+  b_hard.key = "b";
+  b_hard.op_exists = true;
+  b_hard.effect = TaintEffect::kNoSchedule;
+  tol.tolerations = {a, b_hard};
+  // Counts: clean 0, one 0, two 1 (b); max 1.
+  EXPECT_EQ(s.NodeScore(tol, h.N("one")), base + 3 * 100);
+  EXPECT_EQ(s.NodeScore(tol, h.N("two")), base + 0);
+  TaskInfo all = t;
+  Toleration any;  // empty key, Exists, no effect: tolerates everything
+  any.op_exists = true;
+  all.tolerations = {any};
+  EXPECT_EQ(s.NodeScore(all, h.N("two")), s.NodeScore(all, h.N("clean"))) << "max 0: every node 100";
+
+  Harness w;
+  PluginOption o = PluginOption::Named("nodeorder");
+  o.arguments["tainttoleration.weight"] = "0";
+  w.Add(o);
+  w.AddNode("clean", Resource::CpuMem(4000, 8 * kGi));
+  w.AddNode("two", Resource::CpuMem(4000, 8 * kGi), {}, {soft_a, soft_b});
+  Session& ws = w.Open();
+  EXPECT_EQ(ws.NodeScore(t, w.N("two")), ws.NodeScore(t, w.N("clean"))) << "weight 0 turns the score off";
 }
 
 }  // namespace

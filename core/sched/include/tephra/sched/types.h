@@ -58,6 +58,20 @@ using SelectorOp = core::SelectorOp;
 using SelectorRequirement = core::SelectorRequirement;
 using NodeSelectorTerm = core::NodeSelectorTerm;  // requirements ANDed; a list of terms is ORed
 using LabelSelector = core::LabelSelector;
+
+// One preferredDuringScheduling node-affinity term, as kube-scheduler v1.20.2's NodeAffinity score reads it:
+// only the expressions on node labels count (matchFields are not scored), and a term without expressions
+// matches every node. Scored by nodeorder; never a predicate.
+struct PreferredNodeTerm {
+  int32_t weight = 0;  // 1-100; 0 is skipped
+  std::vector<SelectorRequirement> match_expressions;
+  bool operator==(const PreferredNodeTerm&) const = default;
+  bool Matches(const Labels& node_labels) const {
+    for (const auto& r : match_expressions)
+      if (!r.Matches(node_labels)) return false;
+    return true;
+  }
+};
 inline bool MatchesRequirement(const SelectorRequirement& r, const Labels& labels) { return r.Matches(labels); }
 
 enum class TaintEffect : uint8_t { kNoSchedule, kPreferNoSchedule, kNoExecute };
@@ -138,6 +152,7 @@ struct TaskInfo {
   Labels labels;     // pod labels (matched by other pods' anti-affinity)
   Labels node_selector;
   std::vector<NodeSelectorTerm> required_affinity;  // ORed terms; empty = no constraint
+  std::vector<PreferredNodeTerm> preferred_affinity;  // summed weights of the matching terms (nodeorder)
   std::vector<Toleration> tolerations;
   // requiredDuringScheduling pod anti-affinity, topologyKey kubernetes.io/hostname only: no two pods
   // matched by the selector (in the pod's namespace) on the same node.
