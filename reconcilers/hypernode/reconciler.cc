@@ -96,18 +96,20 @@ core::Status HyperNodeReconciler::Apply(const Actions& a) {
 kube::ReconcileResult HyperNodeReconciler::Reconcile(const std::string&) {
   Observed obs;
   auto cm = opts_.configmaps->Get(opts_.config_namespace, opts_.config_name);
-  // No ConfigMap, or none of its key: no discovery is configured, so the generated HyperNodes go.
-  if (cm) {
-    auto it = cm->data.find(std::string(kConfigKey));
-    if (it != cm->data.end()) {
-      auto parsed = ParseConfigText(it->second);
-      if (!parsed.ok()) {
-        Warn(cm.get(), "InvalidNetworkTopologyConfig",
-             "HyperNode discovery config is invalid, the existing HyperNodes are kept: " + parsed.status().message());
-        return kube::ReconcileResult::Terminal(parsed.status());
-      }
-      obs.config = std::move(*parsed);
+  // No ConfigMap, or none of its key: nothing says what the topology is, so nothing is written and the
+  // generated HyperNodes stay (as in Volcano). A ConfigMap deleted by mistake, or recreated by a chart
+  // upgrade, must not take the scheduler's topology away; an explicit `enabled: false` removes them.
+  if (!cm) return kube::ReconcileResult::Success();
+  auto it = cm->data.find(std::string(kConfigKey));
+  if (it == cm->data.end()) return kube::ReconcileResult::Success();
+  {
+    auto parsed = ParseConfigText(it->second);
+    if (!parsed.ok()) {
+      Warn(cm.get(), "InvalidNetworkTopologyConfig",
+           "HyperNode discovery config is invalid, the existing HyperNodes are kept: " + parsed.status().message());
+      return kube::ReconcileResult::Terminal(parsed.status());
     }
+    obs.config = std::move(*parsed);
   }
   {
     // Logged when they change, not at every pass (the interval and every Node relabel run a pass).

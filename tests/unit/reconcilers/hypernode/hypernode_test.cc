@@ -465,6 +465,14 @@ TEST_F(HyperNodeReconcilerTest, CreatesUpdatesOnRelabelAndDeletesWhenConfigGoes)
   EXPECT_EQ(Members(s.at(A3(1, "volcano.sh/hypernode", "s2"))).size(), 3u);
   EXPECT_EQ(Members(s.at(A3(1, "volcano.sh/hypernode", "s3"))), std::vector<std::string>{"Node:node6"});
 
+  // The ConfigMap deleted (by mistake, or by an upgrade that recreates it): nothing is written.
+  ASSERT_TRUE(client_->Delete(api::ConfigMap::Resource(), "volcano-system", "volcano-controller-configmap").ok());
+  cms_.Replace(std::move(client_->List(api::ConfigMap::Resource(), "", {}).value().items));
+  client_->ClearActions();
+  ASSERT_TRUE(Run().status.ok());
+  EXPECT_EQ(Writes(), 0) << "a missing ConfigMap keeps the generated topology";
+  EXPECT_EQ(Stored().size(), 7u);
+
   SetConfig("networkTopologyDiscovery:\n- source: label\n  enabled: false\n");
   ASSERT_TRUE(Run().status.ok());
   s = Stored();
