@@ -55,6 +55,8 @@ void RegisterController(CLI::App& root, int* exit_code) {
     if (!flags->metrics_addr.empty()) o->metrics_address = flags->metrics_addr;
     if (!healthz->empty()) o->health_address = *healthz;
     if (!flags->health_addr.empty()) o->health_address = flags->health_addr;
+    // hyperNode-controller's ConfigMap: Volcano locates it from the environment, not a flag.
+    reconcilers::manager::NetworkTopologyConfigFromEnv(o);
     *exit_code = reconcilers::manager::RunControllerManager(*o);
   });
 }

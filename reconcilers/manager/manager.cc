@@ -4,12 +4,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "command/reconciler.h"
 #include "cronjob/reconciler.h"
+#include "hypernode/reconciler.h"
 #include "job/reconciler.h"
 #include "jobflow/reconciler.h"
 #include "podgroup/reconciler.h"
@@ -19,6 +21,7 @@
 #include "tephra/api/batch.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/api/scheduling.h"
+#include "tephra/api/topology.h"
 #include "tephra/kube/controller.h"
 #include "tephra/kube/events.h"
 #include "tephra/kube/informer.h"
@@ -57,6 +60,7 @@ class Controllers {
     if (enabled_.count(kJobFlowController)) BuildJobFlow();
     if (enabled_.count(kJobTemplateController)) BuildJobTemplate();
     if (enabled_.count(kCronJobController)) BuildCronJob();
+    if (enabled_.count(kHyperNodeController)) BuildHyperNode();
     if (job_ || queue_) BuildCommand();
     if (controllers_.empty()) return core::InvalidArgumentError("--controllers: no controller enabled");
     return core::Status::OK();
@@ -211,6 +215,29 @@ class Controllers {
     controllers_.push_back(std::move(c));
   }
 
+  // One worker: the whole topology is one key. The ConfigMap informer lists and watches only the config
+  // ConfigMap (field selector on its name, in its namespace), as Volcano's filtered informer does.
+  void BuildHyperNode() {
+    kube::InformerOptions cmo;
+    cmo.namespace_ = o_.network_topology_config_namespace;
+    cmo.field_selector = "metadata.name=" + o_.network_topology_config_name;
+    hypernode::HyperNodeReconcilerOptions ho;
+    ho.client = client_;
+    ho.nodes = factory_.For<api::Node>().get();
+    ho.hypernodes = factory_.For<api::HyperNode>().get();
+    ho.configmaps = factory_.For<api::ConfigMap>(&cmo).get();
+    ho.config_namespace = o_.network_topology_config_namespace;
+    ho.config_name = o_.network_topology_config_name;
+    ho.recorder = recorder_;
+    hypernode_ = std::make_unique<hypernode::HyperNodeReconciler>(std::move(ho));
+    kube::ControllerOptions ko;
+    ko.name = kHyperNodeController;
+    ko.workers = 1;
+    auto c = std::make_unique<kube::Controller>(std::move(ko), hypernode_.get());
+    hypernode_->RegisterHandlers(*c);
+    controllers_.push_back(std::move(c));
+  }
+
   // Commands are consumed by whichever of the job and queue controllers runs (Volcano splits them the same
   // way); one controller for both, since the consume step (delete first) is the same.
   void BuildCommand() {
@@ -261,6 +288,7 @@ class Controllers {
   std::unique_ptr<jobflow::JobFlowReconciler> jobflow_;
   std::unique_ptr<jobflow::JobTemplateReconciler> jobtemplate_;
   std::unique_ptr<cronjob::CronJobReconciler> cronjob_;
+  std::unique_ptr<hypernode::HyperNodeReconciler> hypernode_;
   kube::Controller* job_controller_ = nullptr;
   std::vector<std::unique_ptr<kube::Controller>> controllers_;
   bool stopped_ = false;
@@ -270,16 +298,16 @@ class Controllers {
 
 const std::vector<std::string>& KnownControllers() {
   static const std::vector<std::string> k = {kJobController, kPodGroupController, kQueueController,
-                                                kJobFlowController, kJobTemplateController, kCronJobController};
+                                                kJobFlowController, kJobTemplateController, kCronJobController,
+                                                kHyperNodeController};
   return k;
 }
 
 core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::string>& spec,
                                                          std::vector<std::string>* warnings) {
   // Volcano's controllers that Tephra does not run as separate controllers (TTL clean-up is part of the job
-  // controller here; hypernode discovery is not built yet).
-  static const std::set<std::string> kVolcanoOnly = {"gc-controller", "hyperNode-controller",
-                                                     "hypernode-controller", "sharding-controller",
+  // controller here).
+  static const std::set<std::string> kVolcanoOnly = {"gc-controller", "sharding-controller",
                                                      "colocation-config-controller"};
   const auto& known = KnownControllers();
   std::vector<std::string> entries;
@@ -321,6 +349,14 @@ core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::
     if (decided.value_or(star)) out.insert(k);
   }
   return out;
+}
+
+void NetworkTopologyConfigFromEnv(ManagerOptions* o, const char* (*getenv)(const char*)) {
+  if (!getenv) getenv = [](const char* k) -> const char* { return std::getenv(k); };
+  const char* ns = getenv("KUBE_POD_NAMESPACE");
+  const char* release = getenv("HELM_RELEASE_NAME");
+  o->network_topology_config_namespace = (ns && *ns) ? ns : "volcano-system";
+  o->network_topology_config_name = std::string((release && *release) ? release : "volcano") + "-controller-configmap";
 }
 
 core::Status ValidateOptions(const ManagerOptions& o) {

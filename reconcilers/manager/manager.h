@@ -30,6 +30,8 @@ inline constexpr const char* kQueueController = "queue-controller";
 inline constexpr const char* kJobFlowController = "jobflow-controller";
 inline constexpr const char* kJobTemplateController = "jobtemplate-controller";
 inline constexpr const char* kCronJobController = "cronjob-controller";
+// HyperNode discovery (label source). Volcano's spelling, capital N included; "*" enables it, as in Volcano.
+inline constexpr const char* kHyperNodeController = "hyperNode-controller";
 
 // Every controller this build knows, in start order.
 const std::vector<std::string>& KnownControllers();
@@ -56,6 +58,11 @@ struct ManagerOptions {
   bool leader_elect = true;                                // --leader-elect
   std::string lock_object_namespace = "volcano-system";    // --lock-object-namespace
   bool inherit_owner_annotations = true;                   // --inherit-owner-annotations
+  // hyperNode-controller: the discovery ConfigMap. Volcano has no flag for it: the namespace is the env
+  // KUBE_POD_NAMESPACE (default volcano-system), the name "<HELM_RELEASE_NAME>-controller-configmap" (release
+  // default volcano); RunControllerManager fills these from the environment (NetworkTopologyConfigFromEnv).
+  std::string network_topology_config_namespace = "volcano-system";
+  std::string network_topology_config_name = "volcano-controller-configmap";
 
   std::chrono::milliseconds graceful_shutdown{5000};  // --graceful-shutdown-seconds (kube/signals.h)
   std::string metrics_address = ":8081";  // "" or "0" = off
@@ -66,10 +73,14 @@ struct ManagerOptions {
 // or "+name" enables it, "-name" disables it); otherwise a "*" anywhere enables it; an empty list enables
 // everything. Entries may also be comma-separated within one flag. A name given twice ("x" and "-x") is
 // kInvalidArgument, as in Volcano. Names of Volcano controllers Tephra does not have (sharding-controller,
-// hyperNode-controller, ...) are accepted; other names are accepted with a warning in *warnings (Volcano
+// gc-controller, ...) are accepted; other names are accepted with a warning in *warnings (Volcano
 // ignores them silently, so a typo would otherwise go unnoticed).
 core::StatusOr<std::set<std::string>> ResolveControllers(const std::vector<std::string>& spec,
                                                          std::vector<std::string>* warnings = nullptr);
+
+// Volcano's location of the discovery ConfigMap from KUBE_POD_NAMESPACE and HELM_RELEASE_NAME (unset or empty =
+// volcano-system / volcano); `getenv` is injectable for tests.
+void NetworkTopologyConfigFromEnv(ManagerOptions* o, const char* (*getenv)(const char*) = nullptr);
 
 // Checks the options; kInvalidArgument names the flag.
 core::Status ValidateOptions(const ManagerOptions& o);

@@ -27,10 +27,38 @@ TEST(ControllersFlag, FirstEntryNamingAControllerDecidesAndPlusEnables) {
   EXPECT_EQ(c.count("job-controller"), 1u);
 }
 
+TEST(ControllersFlag, HyperNodeControllerIsRealAndStarEnablesIt) {
+  // Volcano's isControllerEnabled: "*" enables hyperNode-controller (its chart's default "*,-sharding-controller").
+  EXPECT_EQ(ResolveControllers({"*,-sharding-controller"})->count("hyperNode-controller"), 1u);
+  EXPECT_EQ(*ResolveControllers({"hyperNode-controller"}), (std::set<std::string>{"hyperNode-controller"}));
+  // The Volcano chart's value when the standalone HyperNode controller runs discovery instead.
+  auto c = ResolveControllers({"*,-sharding-controller,-hyperNode-controller"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->count("hyperNode-controller"), 0u);
+  EXPECT_EQ(c->count("job-controller"), 1u);
+  // The name is Volcano's spelling only: a lower-case n is a typo, warned about and enabling nothing.
+  std::vector<std::string> warnings;
+  c = ResolveControllers({"hypernode-controller"}, &warnings);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->empty());
+  EXPECT_EQ(warnings.size(), 1u);
+}
+
+TEST(ControllersFlag, NetworkTopologyConfigMapComesFromVolcanosEnvironment) {
+  ManagerOptions o;
+  NetworkTopologyConfigFromEnv(&o, [](const char*) -> const char* { return nullptr; });
+  EXPECT_EQ(o.network_topology_config_namespace, "volcano-system");
+  EXPECT_EQ(o.network_topology_config_name, "volcano-controller-configmap");
+  NetworkTopologyConfigFromEnv(&o, [](const char* k) -> const char* {
+    return std::string(k) == "KUBE_POD_NAMESPACE" ? "tephra-system" : "tephra";
+  });
+  EXPECT_EQ(o.network_topology_config_namespace, "tephra-system");
+  EXPECT_EQ(o.network_topology_config_name, "tephra-controller-configmap");
+}
+
 TEST(ControllersFlag, VolcanoOnlyNamesAreAcceptedAndUnknownOnesWarn) {
   std::vector<std::string> warnings;
-  // The Volcano chart's value when hypernode discovery runs elsewhere.
-  auto c = ResolveControllers({"*,-sharding-controller,-hyperNode-controller,-gc-controller"}, &warnings);
+  auto c = ResolveControllers({"*,-sharding-controller,-gc-controller,-colocation-config-controller"}, &warnings);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(*c, All());
   EXPECT_TRUE(warnings.empty());
@@ -49,7 +77,8 @@ TEST(ControllersFlag, EnablingAndDisablingTheSameControllerIsAnError) {
 
 TEST(ControllersFlag, NothingEnabledIsValidAsInVolcano) {
   ManagerOptions o;
-  o.controllers = {"-job-controller,-pg-controller,-queue-controller,-jobflow-controller,-jobtemplate-controller,-cronjob-controller"};
+  o.controllers = {"-job-controller,-pg-controller,-queue-controller,-jobflow-controller,-jobtemplate-controller,-cronjob-controller,"
+                   "-hyperNode-controller"};
   EXPECT_TRUE(ValidateOptions(o).ok());
   EXPECT_TRUE(ResolveControllers(o.controllers)->empty());
 }
