@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian bookworm machine and runs every Tephra test tier with ctest:
-#   deps (apt) -> control-plane binaries (cached in ~/.cache/tephra) -> release build -> ctest (e2e, bench)
-#   -> ASan+UBSan build, unit + integration + fuzz tiers -> TSan build (clang), runtime + scheduler process
-#   -> libFuzzer build (clang, ASan+UBSan), the admission webhook's exchange for TEPHRA_FUZZ_SECONDS (60).
+#   deps (apt) -> control-plane binaries (cached in ~/.cache/tephra) -> release build
+#   -> ctest: e2e, layering, chart, image; meanwhile, in the background at the lowest priority, the ASan+UBSan,
+#      TSan (clang) and libFuzzer (clang) builds (scripts/sanitizer-builds.sh)
+#   -> ctest: the bench tier, on a quiet machine -> ASan+UBSan: unit + integration + fuzz tiers
+#   -> TSan: runtime + scheduler process -> libFuzzer: the admission webhook's exchange for TEPHRA_FUZZ_SECONDS (60).
 # Usage: bash scripts/test.sh [extra ctest args for the main run, e.g. -L unit]
 #   Without args: the release build runs the e2e, bench and layering tests and the ASan+UBSan build runs the
 #   unit, integration and fuzz tiers (each test binary compiled once). With args (or TEPHRA_SANITIZERS=0) the
@@ -41,46 +43,60 @@ FAST_TIERS=ON
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTEPHRA_FAST_TIERS=$FAST_TIERS "${LAUNCHER[@]}" >/dev/null
 cmake --build "$BUILD" -j"$JOBS"
 stage_done "build"
-# Summary line ("100% tests passed, 0 tests failed out of N") comes from ctest itself.
-(cd "$BUILD" && ctest --output-on-failure -j"$JOBS" "$@")
-stage_done "ctest (release build)"
 
 if [ "$SANITIZERS" = 0 ]; then
+  # Summary line ("100% tests passed, 0 tests failed out of N") comes from ctest itself.
+  (cd "$BUILD" && ctest --output-on-failure -j"$JOBS" "$@")
+  stage_done "ctest (release build)"
   echo "sanitizer stages skipped (TEPHRA_SANITIZERS=0)"
   exit 0
 fi
 
-# Sanitizer builds compile only the test binaries they run, at -O1 with line tables (fast to build, still
-# symbolized reports). Reports are fatal: halt_on_error / -fno-sanitize-recover.
-SAN_FLAGS="-O1 -g1"
+# The e2e tier runs one control plane at a time and spends much of its wall time waiting on it (a cluster
+# coming up, a controller's resync, a CronJob's minute), so the sanitizer builds run beside it in the
+# background at the lowest priority: in their own session with autogroup nice 19 (with autogroups the kernel
+# shares the CPU between sessions first; plain nice only orders processes within one session), and nice 19
+# for kernels without autogroups. The bench tier, which measures time, runs after them on a quiet machine.
+# Their output goes to build-sanitizers.log, whose tail is printed if they fail.
+source "$ROOT/scripts/sanitizer-builds.sh"
+SAN_LOG=$ROOT/build-sanitizers.log
+setsid -w bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash "$0" run "$1" "$2"' \
+  "$ROOT/scripts/sanitizer-builds.sh" "$ROOT" "$JOBS" >"$SAN_LOG" 2>&1 </dev/null &
+SAN_PID=$!
+trap 'kill -- -"$SAN_PID" 2>/dev/null || true; report' EXIT
+
+if [ $# -eq 0 ]; then
+  (cd "$BUILD" && ctest --output-on-failure -j"$JOBS" -LE '^bench$')
+  stage_done "ctest (release: all but bench; sanitizer builds beside it)"
+fi
+rc=0; wait "$SAN_PID" || rc=$?
+trap report EXIT
+grep '^sanitizer-builds:' "$SAN_LOG" || true
+if [ "$rc" -ne 0 ]; then
+  tail -n 80 "$SAN_LOG"; echo "sanitizer builds failed (rc=$rc); full log: $SAN_LOG"; exit 1
+fi
+stage_done "sanitizer builds (what was left)"
+if [ $# -eq 0 ]; then
+  (cd "$BUILD" && ctest --output-on-failure -j"$JOBS" -L '^bench$')
+  stage_done "ctest (release: bench)"
+else
+  # A selection from the command line may hold timing tests: it runs once the builds are done, like the bench tier.
+  (cd "$BUILD" && ctest --output-on-failure -j"$JOBS" "$@")
+  stage_done "ctest (release build)"
+fi
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-cmake -S "$ROOT" -B "$ROOT/build-asan" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$SAN_FLAGS" \
-  -DTEPHRA_SANITIZER=address "${LAUNCHER[@]}" >/dev/null
-cmake --build "$ROOT/build-asan" -j"$JOBS" --target tephra_tests_unit tephra_tests_integration tephra_tests_fuzz
-stage_done "build (ASan+UBSan)"
 (cd "$ROOT/build-asan" && ctest --output-on-failure -j"$JOBS" -L 'unit|integration|fuzz' -E '^layering_|^bench_')
 stage_done "ctest (ASan+UBSan)"
 
-# TSan needs every thread of the process instrumented; the client runtime and the scheduler process are where
-# Tephra's own threads meet. clang also checks the lock annotations (-Wthread-safety, an error with -Werror).
-TSAN_TESTS=(kube_runtime_unit_test kube_runtime_integration_test scheduler_ext_unit_test)
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/tests/tsan.supp}
-CC=clang CXX=clang++ cmake -S "$ROOT" -B "$ROOT/build-tsan" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$SAN_FLAGS" \
-  -DTEPHRA_SANITIZER=thread "${LAUNCHER[@]}" >/dev/null
-cmake --build "$ROOT/build-tsan" -j"$JOBS" --target "${TSAN_TESTS[@]}"
-stage_done "build (TSan, clang)"
 regex="^($(IFS='|'; echo "${TSAN_TESTS[*]}"))\$"
 (cd "$ROOT/build-tsan" && ctest --output-on-failure -j"$JOBS" -R "$regex")
 stage_done "ctest (TSan)"
 
-# Coverage-guided fuzzing of the admission webhook's decoder and exchange (tests/fuzz/admission_fuzz_target.cc)
-# under ASan+UBSan: only the pure webhook library and its dependencies are built. The corpus is copied so a
-# run never writes into the checkout; a crash leaves its input in the build dir and fails the stage.
-CC=clang CXX=clang++ cmake -S "$ROOT" -B "$ROOT/build-fuzz" -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$SAN_FLAGS" \
-  -DTEPHRA_SANITIZER=address -DTEPHRA_LIBFUZZER=ON "${LAUNCHER[@]}" >/dev/null
-cmake --build "$ROOT/build-fuzz" -j"$JOBS" --target admission_fuzzer
-stage_done "build (libFuzzer, clang)"
+# The fuzz corpus is copied so a run never writes into the checkout; a crash leaves its input in the build dir
+# and fails the stage.
 corpus=$(mktemp -d)
 cp "$ROOT"/tests/fuzz/corpus-admission/* "$corpus"/
 (cd "$ROOT/build-fuzz" && ./tests/fuzz/admission_fuzzer -max_total_time="${TEPHRA_FUZZ_SECONDS:-60}" -max_len=65536 \
