@@ -29,6 +29,42 @@ sched::LabelSelector ToSelector(const api::LabelSelector& sel) {
   return out;
 }
 
+// A required pod (anti-)affinity term as kube-scheduler resolves it for `pod`: no namespaces and no
+// namespaceSelector mean the pod's own namespace, `{}` means every namespace; matchLabelKeys and
+// mismatchLabelKeys become In / NotIn requirements on the pod's own values of those labels (a key the pod
+// does not carry is ignored), and apply only to a term with a labelSelector.
+sched::PodAffinityTerm ToAffinityTerm(const api::PodAffinityTerm& term, const api::Pod& pod) {
+  sched::PodAffinityTerm out;
+  out.topology_key = term.topology_key;
+  out.namespaces = term.namespaces;
+  if (term.namespace_selector) {
+    const auto& ns = *term.namespace_selector;
+    if (ns.match_labels.empty() && ns.match_expressions.empty()) out.all_namespaces = true;
+    else out.unsupported_namespace_selector = true;
+  } else if (out.namespaces.empty()) {
+    out.namespaces.push_back(pod.metadata.namespace_);
+  }
+  if (!term.label_selector) {
+    out.null_selector = true;
+    return out;
+  }
+  out.selector = ToSelector(*term.label_selector);
+  auto fold = [&](const std::vector<std::string>& keys, sched::SelectorOp op) {
+    for (const auto& k : keys) {
+      auto it = pod.metadata.labels.find(k);
+      if (it == pod.metadata.labels.end()) continue;
+      sched::SelectorRequirement r;
+      r.key = k;
+      r.op = op;
+      r.values = {it->second};
+      out.selector.match_expressions.push_back(std::move(r));
+    }
+  };
+  fold(term.match_label_keys, sched::SelectorOp::kIn);
+  fold(term.mismatch_label_keys, sched::SelectorOp::kNotIn);
+  return out;
+}
+
 std::optional<sched::TaintEffect> EffectOf(const std::string& e) {
   if (e == api::kTaintNoSchedule) return sched::TaintEffect::kNoSchedule;
   if (e == api::kTaintPreferNoSchedule) return sched::TaintEffect::kPreferNoSchedule;
@@ -201,13 +237,14 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
         if (pref.weight == 0) continue;  // kube-scheduler skips a zero weight
         t.preferred_affinity.push_back({pref.weight, pref.preference.match_expressions});
       }
+    if (aff.pod_affinity)
+      for (const auto& term : aff.pod_affinity->required_during_scheduling_ignored_during_execution)
+        t.pod_affinity.push_back(ToAffinityTerm(term, pod));
     if (aff.pod_anti_affinity)
       for (const auto& term : aff.pod_anti_affinity->required_during_scheduling_ignored_during_execution) {
-        // Only hostname-scoped anti-affinity within the pod's namespace is modelled by the core (types.h).
-        if (term.topology_key != api::kLabelHostname) continue;
-        // A null labelSelector selects no pod: the term constrains nothing.
+        // A null labelSelector selects no pod: an anti-affinity term with one constrains nothing.
         if (!term.label_selector) continue;
-        t.anti_affinity.push_back(ToSelector(*term.label_selector));
+        t.pod_anti_affinity.push_back(ToAffinityTerm(term, pod));
       }
   }
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();

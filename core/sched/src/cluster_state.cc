@@ -100,29 +100,24 @@ uint32_t ClusterState::InternShape(const TaskInfo& t) {
   key += t.ns; key += '|';
   for (const auto& [k, v] : t.node_selector) { key += k; key += '='; key += v; key += ';'; }
   key += '|';
+  auto add_requirements = [&key](const std::vector<SelectorRequirement>& reqs) {
+    for (const auto& r : reqs) {
+      key += r.key; key += static_cast<char>('0' + static_cast<int>(r.op));
+      for (const auto& v : r.values) { key += v; key += ','; }
+      key += ';';
+    }
+  };
   for (const auto& term : t.required_affinity) {
-    for (const auto& r : term.match_expressions) {
-      key += r.key; key += static_cast<char>('0' + static_cast<int>(r.op));
-      for (const auto& v : r.values) { key += v; key += ','; }
-      key += ';';
-    }
+    add_requirements(term.match_expressions);
     key += "F";
-    for (const auto& r : term.match_fields) {
-      key += r.key; key += static_cast<char>('0' + static_cast<int>(r.op));
-      for (const auto& v : r.values) { key += v; key += ','; }
-      key += ';';
-    }
+    add_requirements(term.match_fields);
     key += '/';
   }
   key += '|';
   // Preferred terms change only scores, but tasks of one shape share score heaps.
   for (const auto& pt : t.preferred_affinity) {
     key += std::to_string(pt.weight); key += ':';
-    for (const auto& r : pt.match_expressions) {
-      key += r.key; key += static_cast<char>('0' + static_cast<int>(r.op));
-      for (const auto& v : r.values) { key += v; key += ','; }
-      key += ';';
-    }
+    add_requirements(pt.match_expressions);
     key += '/';
   }
   key += '|';
@@ -132,12 +127,14 @@ uint32_t ClusterState::InternShape(const TaskInfo& t) {
     key += ';';
   }
   key += '|';
-  // Anti-affinity is checked per node at placement time; only whether it exists, and whether a selector is
-  // invalid (then no node fits, a static answer), is part of the shape.
-  char anti = t.anti_affinity.empty() ? '0' : '1';
-  for (const auto& sel : t.anti_affinity)
-    if (!sel.Valid()) anti = '2';
-  key += anti;
+  // Pod (anti-)affinity is checked per node at placement time; only whether it exists, and whether a term
+  // cannot be decided (then no node fits, a static answer), is part of the shape.
+  for (const auto* terms : {&t.pod_affinity, &t.pod_anti_affinity}) {
+    char c = terms->empty() ? '0' : '1';
+    for (const auto& term : *terms)
+      if (!term.Valid()) c = '2';
+    key += c;
+  }
   // Scores read the scoring requests and the ports predicate reads the host ports: tasks that share a
   // shape share score heaps and predicate answers in allocate, so both are part of it.
   key += '|'; key += std::to_string(t.score_cpu); key += ','; key += std::to_string(t.score_memory);
@@ -264,7 +261,8 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
   tasks_.emplace(t->uid, std::move(owned));
   if (!t->node.empty()) tasks_by_node_[t->node].insert(t);
   if (!t->job.empty()) tasks_by_job_[t->job].insert(t);
-  if (!t->anti_affinity.empty()) ++anti_affinity_pods_;
+  if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.insert(t);
+  if (!t->pod_affinity.empty()) ++pod_affinity_pods_;
   Account(*t, +1);
 }
 
@@ -288,7 +286,8 @@ void ClusterState::RemovePod(const std::string& uid) {
       if (jit->second.empty()) tasks_by_job_.erase(jit);
     }
   }
-  if (!t->anti_affinity.empty()) --anti_affinity_pods_;
+  if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.erase(t);
+  if (!t->pod_affinity.empty()) --pod_affinity_pods_;
   tasks_.erase(it);
   BumpCapacity();
 }

@@ -1,5 +1,6 @@
 #include "tephra/sched/types.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
@@ -67,6 +68,12 @@ bool Toleration::Tolerates(const Taint& t) const {
   if (key.empty()) return op_exists;  // empty key + Exists tolerates every taint
   if (key != t.key) return false;
   return op_exists || value == t.value;
+}
+
+bool PodAffinityTerm::Selects(const TaskInfo& pod) const {
+  if (null_selector) return false;
+  if (!all_namespaces && std::find(namespaces.begin(), namespaces.end(), pod.ns) == namespaces.end()) return false;
+  return selector.Matches(pod.labels);
 }
 
 int JobInfo::ReadyCount() const {

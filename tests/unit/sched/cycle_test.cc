@@ -11,6 +11,8 @@ namespace {
 
 using testing::Cluster;
 using testing::kGi;
+using testing::HostnameTerm;
+using testing::Term;
 
 const PodGroupStatusUpdate* FindPg(const CycleResult& r, const std::string& key) {
   for (const auto& u : r.pod_groups)
@@ -404,7 +406,7 @@ TEST(Cycle, HostnameAntiAffinitySpreadsTheGang) {
   for (int i = 0; i < 3; ++i) {
     TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
     t.labels = {{"app", "spread"}};
-    t.anti_affinity.push_back({{{"app", "spread"}}, {}});
+    t.pod_anti_affinity.push_back(HostnameTerm({{"app", "spread"}}));
     c.st().UpsertPod(t);
   }
   JobInfo k = c.Job("fourth", 4);  // a fourth replica cannot fit anywhere: the whole gang waits
@@ -412,7 +414,7 @@ TEST(Cycle, HostnameAntiAffinitySpreadsTheGang) {
   for (int i = 0; i < 4; ++i) {
     TaskInfo t = c.Pod(k, i, Resource::Cpu(1000));
     t.labels = {{"app", "other"}};
-    t.anti_affinity.push_back({{{"app", "other"}}, {}});
+    t.pod_anti_affinity.push_back(HostnameTerm({{"app", "other"}}));
     c.st().UpsertPod(t);
   }
   CycleResult r = c.Run();
@@ -426,6 +428,58 @@ TEST(Cycle, HostnameAntiAffinitySpreadsTheGang) {
   EXPECT_EQ(pg->conditions[0].message,
             "1/4 tasks in gang unschedulable: 3 node(s) didn't match pod anti-affinity rules; the cluster has enough "
             "free in total (cpu 183) for the 1 pod(s) the gang still needs (cpu 1), but no node that fits them");
+}
+
+// A gang with required affinity to itself on the zone key lands in one zone, even when the best-scored
+// nodes for its later pods are in another zone (the first pod opens its zone; the others are rechecked as
+// nodes come up). A second gang with zone anti-affinity to the first goes to the other zone.
+TEST(Cycle, ZonePodAffinityKeepsTheGangInOneZone) {
+  Cluster c;
+  c.Queue("default");
+  for (int i = 0; i < 4; ++i) c.Node("a" + std::to_string(i), 4000, 64 * kGi, 0, {{"zone", "a"}});
+  for (int i = 0; i < 4; ++i) c.Node("b" + std::to_string(i), 4000, 64 * kGi, 0, {{"zone", "b"}});
+  JobInfo j = c.Job("train", 6);
+  c.AddJob(j);
+  for (int i = 0; i < 6; ++i) {
+    TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
+    t.labels = {{"job", "train"}};
+    t.pod_affinity.push_back(Term({{"job", "train"}}, "zone"));
+    c.st().UpsertPod(t);
+  }
+  JobInfo k = c.Job("apart", 2);
+  c.AddJob(k);
+  for (int i = 0; i < 2; ++i) {
+    TaskInfo t = c.Pod(k, i, Resource::Cpu(1000));
+    t.pod_anti_affinity.push_back(Term({{"job", "train"}}, "zone"));
+    c.st().UpsertPod(t);
+  }
+  c.Run();
+  ASSERT_EQ(c.BoundCount("ns/train"), 6);
+  std::set<std::string> zones;
+  for (const TaskInfo* t : c.st().TasksOfJob("ns/train")) zones.insert(c.st().FindNode(t->node)->labels.at("zone"));
+  EXPECT_EQ(zones.size(), 1u);
+  ASSERT_EQ(c.BoundCount("ns/apart"), 2);
+  for (const TaskInfo* t : c.st().TasksOfJob("ns/apart"))
+    EXPECT_NE(c.st().FindNode(t->node)->labels.at("zone"), *zones.begin());
+}
+
+// A gang whose pods need a pod that is not there waits, and says why.
+TEST(Cycle, PodAffinityToAMissingPodWaitsWithTheReason) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("a0", 4000, 64 * kGi, 0, {{"zone", "a"}});
+  JobInfo j = c.Job("follower", 1);
+  c.AddJob(j);
+  TaskInfo t = c.Pod(j, 0, Resource::Cpu(1000));
+  t.pod_affinity.push_back(Term({{"app", "leader"}}, "zone"));
+  c.st().UpsertPod(t);
+  CycleResult r = c.Run();
+  EXPECT_EQ(c.BoundCount("ns/follower"), 0);
+  const PodGroupStatusUpdate* pg = FindPg(r, "ns/follower");
+  ASSERT_NE(pg, nullptr);
+  ASSERT_FALSE(pg->conditions.empty());
+  EXPECT_NE(pg->conditions[0].message.find("1 node(s) didn't match pod affinity rules"), std::string::npos)
+      << pg->conditions[0].message;
 }
 
 TEST(Cycle, MinTaskMemberPerRole) {

@@ -5,12 +5,24 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tephra/sched/scheduler.h"
 
 namespace tephra::sched::testing {
 
 inline constexpr int64_t kGi = 1024LL * 1024 * 1024;
+
+// A required pod (anti-)affinity term selecting `match` in namespace "ns" (the fixtures' namespace).
+inline PodAffinityTerm Term(Labels match, std::string topology_key, std::vector<std::string> namespaces = {"ns"}) {
+  PodAffinityTerm t;
+  t.selector.match_labels = std::move(match);
+  t.topology_key = std::move(topology_key);
+  t.namespaces = std::move(namespaces);
+  return t;
+}
+inline PodAffinityTerm HostnameTerm(Labels match) { return Term(std::move(match), "kubernetes.io/hostname"); }
 
 class Cluster {
  public:

@@ -129,8 +129,10 @@ TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
   ASSERT_EQ(t.required_affinity.size(), 1u);
   ASSERT_EQ(t.required_affinity[0].match_expressions.size(), 1u);
   EXPECT_EQ(t.required_affinity[0].match_expressions[0].values, (std::vector<std::string>{"a", "b"}));
-  ASSERT_EQ(t.anti_affinity.size(), 1u) << "only hostname-scoped anti-affinity is modelled";
-  EXPECT_EQ(t.anti_affinity[0].match_labels.at("app"), "x");
+  ASSERT_EQ(t.pod_anti_affinity.size(), 2u) << "terms on every topology key are modelled";
+  EXPECT_EQ(t.pod_anti_affinity[0].selector.match_labels.at("app"), "x");
+  EXPECT_EQ(t.pod_anti_affinity[0].topology_key, "kubernetes.io/hostname");
+  EXPECT_EQ(t.pod_anti_affinity[1].topology_key, "topology.kubernetes.io/zone");
   ASSERT_EQ(t.preferred_affinity.size(), 1u) << "a zero weight is skipped, as kube-scheduler does";
   EXPECT_EQ(t.preferred_affinity[0].weight, 40);
   ASSERT_EQ(t.preferred_affinity[0].match_expressions.size(), 1u);
@@ -279,13 +281,13 @@ TEST(ConvertTest, UnknownSelectorOperatorIsInvalidNotIn) {
   ASSERT_EQ(t.required_affinity[0].match_expressions.size(), 1u);
   EXPECT_EQ(t.required_affinity[0].match_expressions[0].op, sched::SelectorOp::kInvalid) << "operators are case-sensitive";
   EXPECT_FALSE(sched::MatchesRequirement(t.required_affinity[0].match_expressions[0], {{"zone", "a"}}));
-  ASSERT_EQ(t.anti_affinity.size(), 1u);
-  EXPECT_FALSE(t.anti_affinity[0].Valid());
+  ASSERT_EQ(t.pod_anti_affinity.size(), 1u);
+  EXPECT_FALSE(t.pod_anti_affinity[0].Valid());
 }
 
 // The typed API affinity maps onto the core's terms and selectors (the same types): node affinity terms
-// keep expressions and fields; anti-affinity keeps hostname-scoped terms with a selector ({} = every pod),
-// and drops null selectors (they select no pod) and other topology keys (not modelled by the core).
+// keep expressions and fields; anti-affinity keeps every term with a selector ({} = every pod) and drops
+// null selectors (they select no pod).
 TEST(ConvertTest, TypedAffinityMapsToCoreSelectors) {
   auto pod = Decode<api::Pod>(R"({
     "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1", "annotations": {"scheduling.k8s.io/group-name": "pg1"}},
@@ -310,10 +312,55 @@ TEST(ConvertTest, TypedAffinityMapsToCoreSelectors) {
   EXPECT_FALSE(t.required_affinity[0].Matches({{"gen", "6"}}, "n3"));
   EXPECT_FALSE(t.required_affinity[0].Matches({{"gen", "5"}}, "n1"));
   EXPECT_TRUE(t.required_affinity[1].Matches({}, "any"));
-  ASSERT_EQ(t.anti_affinity.size(), 2u);
-  EXPECT_TRUE(t.anti_affinity[0].Matches({{"app", "db"}}));
-  EXPECT_FALSE(t.anti_affinity[0].Matches({{"app", "web"}}));
-  EXPECT_TRUE(t.anti_affinity[1].Matches({{"app", "web"}})) << "an empty selector selects every pod";
+  ASSERT_EQ(t.pod_anti_affinity.size(), 3u);
+  EXPECT_TRUE(t.pod_anti_affinity[0].selector.Matches({{"app", "db"}}));
+  EXPECT_FALSE(t.pod_anti_affinity[0].selector.Matches({{"app", "web"}}));
+  EXPECT_TRUE(t.pod_anti_affinity[1].selector.Matches({{"app", "web"}})) << "an empty selector selects every pod";
+  EXPECT_EQ(t.pod_anti_affinity[2].topology_key, "topology.kubernetes.io/zone");
+  EXPECT_EQ(t.pod_anti_affinity[2].namespaces, (std::vector<std::string>{"ns"})) << "no namespaces: the pod's own";
+}
+
+// Required pod affinity terms, resolved as kube-scheduler does for the incoming pod: listed namespaces,
+// namespaceSelector {} (every namespace), a namespaceSelector with requirements (not decidable here: the
+// pod is refused with a reason), a null selector (selects nothing), matchLabelKeys/mismatchLabelKeys
+// folded in from the pod's own labels (a key the pod does not carry is ignored).
+TEST(ConvertTest, PodAffinityTermsResolveNamespacesAndLabelKeys) {
+  auto pod = Decode<api::Pod>(R"({
+    "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1", "labels": {"job": "j1", "rev": "3"},
+                 "annotations": {"scheduling.k8s.io/group-name": "pg1"}},
+    "spec": {"schedulerName": "volcano", "containers": [{"name": "a"}],
+             "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                 {"labelSelector": {"matchLabels": {"role": "ps"}}, "namespaces": ["a", "b"], "topologyKey": "zone",
+                  "matchLabelKeys": ["job", "missing"], "mismatchLabelKeys": ["rev"]},
+                 {"labelSelector": {}, "namespaceSelector": {}, "topologyKey": "rack"},
+                 {"labelSelector": {}, "namespaceSelector": {"matchLabels": {"team": "x"}}, "topologyKey": "rack"},
+                 {"topologyKey": "zone"}]}}},
+    "status": {"phase": "Pending"}})");
+  sched::ResourceRegistry reg;
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  ASSERT_EQ(t.pod_affinity.size(), 4u);
+  const auto& first = t.pod_affinity[0];
+  EXPECT_EQ(first.namespaces, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(first.topology_key, "zone");
+  sched::TaskInfo other;
+  other.ns = "b";
+  other.labels = {{"role", "ps"}, {"job", "j1"}, {"rev", "2"}};
+  EXPECT_TRUE(first.Selects(other));
+  other.labels["rev"] = "3";
+  EXPECT_FALSE(first.Selects(other)) << "mismatchLabelKeys: the same value is excluded";
+  other.labels = {{"role", "ps"}, {"job", "j2"}, {"rev", "2"}};
+  EXPECT_FALSE(first.Selects(other)) << "matchLabelKeys: another value is excluded";
+  other.labels = {{"role", "ps"}, {"job", "j1"}};
+  other.ns = "ns";
+  EXPECT_FALSE(first.Selects(other)) << "listed namespaces replace the pod's own";
+  EXPECT_TRUE(t.pod_affinity[1].all_namespaces);
+  other.ns = "anywhere";
+  EXPECT_TRUE(t.pod_affinity[1].Selects(other));
+  EXPECT_TRUE(t.pod_affinity[2].unsupported_namespace_selector);
+  EXPECT_FALSE(t.pod_affinity[2].Valid());
+  EXPECT_TRUE(t.pod_affinity[3].null_selector);
+  other.ns = "ns";
+  EXPECT_FALSE(t.pod_affinity[3].Selects(other)) << "a null labelSelector selects no pod";
 }
 
 }  // namespace

@@ -154,10 +154,12 @@ class Allocator {
     return sc;
   }
 
-  // Fits Idle and passes dynamic predicates -> score; otherwise nullopt.
+  // Fits Idle and passes dynamic predicates -> score; otherwise nullopt. A task with required pod affinity
+  // keeps every node that fits it: a placement on one node can open all the nodes of its domain, which the
+  // heap would never revisit, so its dynamic predicates are checked when a node comes up (PlaceTasks).
   std::optional<double> Evaluate(const TaskInfo& t, const NodeInfo& n) const {
     if (!t.request.FitsIn(n.Idle())) return std::nullopt;
-    if (!ssn_.DynamicFit(t, n).ok()) return std::nullopt;
+    if (t.pod_affinity.empty() && !ssn_.DynamicFit(t, n).ok()) return std::nullopt;
     return ssn_.NodeScore(t, n);
   }
 
@@ -196,16 +198,18 @@ class Allocator {
   // Places as many of `tasks` as possible on nodes in `allowed` (nullptr = all); unplaced tasks are
   // returned in order. Stops early when the queue refuses more (sets queue_full_).
   //
-  // Heaps: when scores cannot depend on the job (no job-dependent NodeScore, no node restriction, no
-  // anti-affinity in play), groups are keyed by shape alone and shared by every job of the cycle, so a
+  // Heaps: when scores cannot depend on the job (no job-dependent NodeScore, no node restriction, no pod
+  // affinity or anti-affinity in play), groups are keyed by shape alone and shared by every job of the cycle, so a
   // thousand identical gangs build one heap, not a thousand. Every node a statement touches (placement or
   // discard) is re-scored into all shared heaps (Touch), which keeps the lazy-invalidation invariant.
   std::vector<const TaskInfo*> PlaceTasks(const JobInfo& job, const QueueInfo& q, const std::vector<const TaskInfo*>& tasks,
                                     const std::vector<char>* allowed, Statement& stmt) {
     std::map<std::pair<uint32_t, std::string>, Group> local;
     std::set<Group*> failed;  // groups that failed during this call: nothing frees up meanwhile
-    const bool may_share = allowed == nullptr && !ssn_.JobDependentScore(job) && st_.anti_affinity_pods() == 0;
-    const bool recheck = st_.anti_affinity_pods() > 0;
+    const bool may_share = allowed == nullptr && !ssn_.JobDependentScore(job) && st_.anti_affinity_pods() == 0 &&
+                           st_.pod_affinity_pods() == 0;
+    // A placement on one node can close other nodes of its domain (anti-affinity), or open them (affinity).
+    const bool recheck = st_.anti_affinity_pods() > 0 || st_.pod_affinity_pods() > 0;
     std::vector<const TaskInfo*> unplaced;
     std::vector<Entry> skipped;
     for (size_t i = 0; i < tasks.size(); ++i) {
@@ -253,7 +257,7 @@ class Allocator {
           }
           continue;
         }
-        // The rep passed, this task may not: anti-affinity, or host ports (a group's rep, once placed on N,
+        // The rep passed, this task may not: pod (anti-)affinity, or host ports (a group's rep, once placed on N,
         // does not conflict with itself, so N comes back for its group; the next task of the same shape
         // would take the same port on N).
         if ((recheck || !t->host_ports.empty()) && !ssn_.DynamicFit(*t, n).ok()) {

@@ -8,6 +8,8 @@ namespace {
 
 using testing::Harness;
 using testing::kGi;
+using testing::HostnameTerm;
+using testing::Term;
 
 TEST(Predicates, StaticReasons) {
   Harness h;
@@ -54,24 +56,101 @@ TEST(Predicates, HostnameAntiAffinityBothDirections) {
   const NodeInfo& n = h.N("n");
   TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
   EXPECT_EQ(s.DynamicPredicate(t, n), "");
-  t.anti_affinity.push_back({{{"app", "db"}}, {}});
+  t.pod_anti_affinity.push_back(HostnameTerm({{"app", "db"}}));
   EXPECT_EQ(s.DynamicPredicate(t, n), "node(s) didn't match pod anti-affinity rules");
-  t.ns = "other";  // anti-affinity applies within the namespace
+  t.pod_anti_affinity[0].namespaces = {"other"};  // the term selects pods in its namespaces only
   EXPECT_EQ(s.DynamicPredicate(t, n), "");
+  t.pod_anti_affinity[0].all_namespaces = true;  // namespaceSelector: {}
+  EXPECT_EQ(s.DynamicPredicate(t, n), "node(s) didn't match pod anti-affinity rules");
   // Symmetric: an existing pod's anti-affinity rejects a matching newcomer.
   TaskInfo guard = Harness::Pod("g", Resource::Cpu(1));
-  guard.anti_affinity.push_back({{{"app", "web"}}, {}});
+  guard.pod_anti_affinity.push_back(HostnameTerm({{"app", "web"}}));
   guard.status = TaskStatus::kRunning;
   guard.node = "n";
   h.AddPod(guard);
   TaskInfo web = Harness::Pod("w", Resource::Cpu(1));
   web.labels = {{"app", "web"}};
   EXPECT_EQ(s.DynamicPredicate(web, n), "node(s) didn't satisfy existing pods anti-affinity rules");
+  web.ns = "elsewhere";  // the guard's term names no namespaces: its own only
+  EXPECT_EQ(s.DynamicPredicate(web, n), "");
   // A selector with an operator label selectors do not have fits no node (it would otherwise match nothing
   // and silently lift the constraint).
   TaskInfo bad = Harness::Pod("b", Resource::Cpu(1));
-  bad.anti_affinity.push_back({{}, {{"app", SelectorOp::kInvalid, {"db"}}}});
+  PodAffinityTerm term = HostnameTerm({});
+  term.selector.match_expressions = {{"app", SelectorOp::kInvalid, {"db"}}};
+  bad.pod_anti_affinity.push_back(term);
   EXPECT_EQ(s.StaticPredicate(bad, n), "pod anti-affinity selector uses an operator label selectors do not have");
+  bad.pod_anti_affinity.clear();
+  term = HostnameTerm({});
+  term.unsupported_namespace_selector = true;
+  bad.pod_affinity.push_back(term);
+  EXPECT_EQ(s.StaticPredicate(bad, n),
+            "pod affinity term's namespaceSelector is not supported by this scheduler; list the namespaces");
+}
+
+// Zone-scoped (any topology key) anti-affinity, both directions: a pod in zone a keeps a matching pod off
+// every node of zone a, and a node without the key is in no domain (it never conflicts).
+TEST(Predicates, ZoneAntiAffinityCoversEveryNodeOfTheDomain) {
+  Harness h;
+  h.Add(PluginOption::Named("predicates"));
+  h.AddNode("a1", Resource::Cpu(4000), {{"zone", "a"}});
+  h.AddNode("a2", Resource::Cpu(4000), {{"zone", "a"}});
+  h.AddNode("b1", Resource::Cpu(4000), {{"zone", "b"}});
+  h.AddNode("nozone", Resource::Cpu(4000));
+  TaskInfo db = Harness::Pod("db", Resource::Cpu(1));
+  db.labels = {{"app", "db"}};
+  db.status = TaskStatus::kRunning;
+  db.node = "a1";
+  db.pod_anti_affinity.push_back(Term({{"app", "cache"}}, "zone"));
+  h.AddPod(db);
+  Session& s = h.Open();
+  TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
+  t.pod_anti_affinity.push_back(Term({{"app", "db"}}, "zone"));
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "node(s) didn't match pod anti-affinity rules");
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("b1")), "");
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("nozone")), "");
+  TaskInfo cache = Harness::Pod("c", Resource::Cpu(1));
+  cache.labels = {{"app", "cache"}};
+  EXPECT_EQ(s.DynamicPredicate(cache, h.N("a2")), "node(s) didn't satisfy existing pods anti-affinity rules");
+  EXPECT_EQ(s.DynamicPredicate(cache, h.N("b1")), "");
+  // A pending pod is nowhere yet: it constrains nothing.
+  TaskInfo pending = Harness::Pod("p", Resource::Cpu(1));
+  pending.labels = {{"app", "db"}};
+  h.AddPod(pending);
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("b1")), "");
+}
+
+// Required pod affinity (kube-scheduler's rules): every term's key must be on the node; a node is in when,
+// for every term, its domain holds a placed pod that matches all the terms; if no pod anywhere matches and
+// the pod matches its own terms, it may go anywhere that has the keys (the first of a group).
+TEST(Predicates, PodAffinityNeedsAMatchingPodInTheDomain) {
+  Harness h;
+  h.Add(PluginOption::Named("predicates"));
+  h.AddNode("a1", Resource::Cpu(4000), {{"zone", "a"}});
+  h.AddNode("a2", Resource::Cpu(4000), {{"zone", "a"}});
+  h.AddNode("b1", Resource::Cpu(4000), {{"zone", "b"}});
+  h.AddNode("nozone", Resource::Cpu(4000));
+  Session& s = h.Open();
+  TaskInfo w = Harness::Pod("w", Resource::Cpu(1));
+  w.labels = {{"app", "train"}};
+  w.pod_affinity.push_back(Term({{"app", "train"}}, "zone"));
+  // First of its group: nothing matches yet and the pod matches its own term.
+  EXPECT_EQ(s.DynamicPredicate(w, h.N("b1")), "");
+  EXPECT_EQ(s.DynamicPredicate(w, h.N("nozone")), "node(s) didn't match pod affinity rules");
+  TaskInfo other = w;
+  other.labels = {{"app", "infer"}};  // does not match its own term: needs a matching pod first
+  EXPECT_EQ(s.DynamicPredicate(other, h.N("b1")), "node(s) didn't match pod affinity rules");
+  TaskInfo ps = Harness::Pod("ps", Resource::Cpu(1));
+  ps.labels = {{"app", "train"}};
+  ps.status = TaskStatus::kPipelined;  // placed in this cycle counts as placed
+  ps.node = "a1";
+  h.AddPod(ps);
+  EXPECT_EQ(s.DynamicPredicate(w, h.N("a2")), "");
+  EXPECT_EQ(s.DynamicPredicate(w, h.N("b1")), "node(s) didn't match pod affinity rules");
+  EXPECT_EQ(s.DynamicPredicate(other, h.N("a2")), "");
+  // Two terms: a pod counts only if it matches both.
+  w.pod_affinity.push_back(Term({{"tier", "gold"}}, "zone"));
+  EXPECT_EQ(s.DynamicPredicate(w, h.N("a2")), "node(s) didn't match pod affinity rules");
 }
 
 // kube-scheduler's NodePorts: same hostPort and protocol with overlapping hostIP (0.0.0.0 overlaps every

@@ -123,7 +123,18 @@ class ClusterState {
   // finishing or releasing, queue or HyperNode changes, binds rolled back).
   uint64_t generation() const { return generation_; }
   // Pods (any status) that carry required anti-affinity terms; 0 lets predicates skip the symmetric check.
-  int anti_affinity_pods() const { return anti_affinity_pods_; }
+  int anti_affinity_pods() const { return static_cast<int>(anti_affinity_tasks_.size()); }
+  // Those pods, for the symmetric check (unordered; never let the order reach a result).
+  const std::unordered_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
+  // Pods (any status) that carry required pod affinity terms.
+  int pod_affinity_pods() const { return pod_affinity_pods_; }
+  // Unordered, allocation-free visit of every task that occupies a node or is pipelined onto one.
+  template <typename Fn>
+  void ForEachPlacedTask(Fn&& fn) const {
+    for (const auto& [node, tasks] : tasks_by_node_)
+      for (const TaskInfo* t : tasks)
+        if (OccupiesNode(t->status) || t->status == TaskStatus::kPipelined) fn(*t);
+  }
   uint64_t capacity_epoch() const { return capacity_epoch_; }
   // Moves when a task may have become a possible victim (a pod placed or confirmed on a node, priorities,
   // jobs or queues changed): preempt/reclaim retry a starving job only when this or capacity moved.
@@ -186,7 +197,8 @@ class ClusterState {
   CoreOptions options_;
   ResourceRegistry registry_;
   uint64_t generation_ = 1, capacity_epoch_ = 1, victim_epoch_ = 1;
-  int anti_affinity_pods_ = 0;
+  std::unordered_set<const TaskInfo*> anti_affinity_tasks_;
+  int pod_affinity_pods_ = 0;
 
   // Nodes live in a slot vector (stable indexes for per-cycle bitmaps); removed slots are reused.
   std::vector<NodeInfo> nodes_;

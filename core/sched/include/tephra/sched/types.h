@@ -74,6 +74,25 @@ struct PreferredNodeTerm {
 };
 inline bool MatchesRequirement(const SelectorRequirement& r, const Labels& labels) { return r.Matches(labels); }
 
+struct TaskInfo;
+
+// One required pod affinity or anti-affinity term as kube-scheduler reads it: the pods it selects are those
+// in its namespaces whose labels match `selector`, and two nodes are in the same domain when both carry
+// `topology_key` with the same value (a node without the key is in no domain).
+struct PodAffinityTerm {
+  LabelSelector selector;               // matchLabelKeys/mismatchLabelKeys already folded in by the caller
+  bool null_selector = false;           // labelSelector: null selects no pod
+  std::vector<std::string> namespaces;  // resolved by the caller (the pod's own when the term names none)
+  bool all_namespaces = false;          // namespaceSelector: {}
+  // A namespaceSelector with requirements: the core has no namespace labels, so the term cannot be decided
+  // and the pod is refused with a reason that says so (never silently lifted).
+  bool unsupported_namespace_selector = false;
+  std::string topology_key;
+  bool operator==(const PodAffinityTerm&) const = default;
+  bool Valid() const { return selector.Valid() && !unsupported_namespace_selector && !topology_key.empty(); }
+  bool Selects(const TaskInfo& pod) const;  // namespace and labels
+};
+
 enum class TaintEffect : uint8_t { kNoSchedule, kPreferNoSchedule, kNoExecute };
 struct Taint {
   std::string key, value;
@@ -154,9 +173,8 @@ struct TaskInfo {
   std::vector<NodeSelectorTerm> required_affinity;  // ORed terms; empty = no constraint
   std::vector<PreferredNodeTerm> preferred_affinity;  // summed weights of the matching terms (nodeorder)
   std::vector<Toleration> tolerations;
-  // requiredDuringScheduling pod anti-affinity, topologyKey kubernetes.io/hostname only: no two pods
-  // matched by the selector (in the pod's namespace) on the same node.
-  std::vector<LabelSelector> anti_affinity;
+  // requiredDuringScheduling pod affinity and anti-affinity (docs/scheduler.md, "Inter-pod affinity").
+  std::vector<PodAffinityTerm> pod_affinity, pod_anti_affinity;
   bool scheduling_gated = false;  // spec.schedulingGates non-empty
   std::string nominated_node;
   uint64_t creation_index = 0;  // creation order (e.g. creationTimestamp then name), ties broken by uid

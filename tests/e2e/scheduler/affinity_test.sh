@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# e2e for required inter-pod affinity on a topology key other than the hostname (run by run-with-cluster.sh:
+# KUBECONFIG, KUBECTL, TEPHRA_BIN, TEPHRA_SOURCE_DIR). 4 nodesim nodes of 4 cpu, labelled zone a (sim-0,
+# sim-2) and zone b (sim-1, sim-3), so that spreading by least-requested would cross zones.
+#  1. a gang of 4 one-cpu pods with podAffinity to itself on the zone key lands in one zone;
+#  2. a pod with podAntiAffinity to that gang on the zone key lands in the other zone;
+#  3. a gang whose pods need a pod that does not exist stays Pending, and its PodGroup says why.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/common.sh
+source "$HERE/../lib/common.sh"
+: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
+LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
+trap 'stop_roles' EXIT
+k() { "$KUBECTL" --request-timeout 20s "$@"; }
+ZONE=topology.kubernetes.io/zone
+
+k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
+k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --cpu 4 --memory 16Gi || fail "tephra nodesim did not start"
+node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
+wait_until "4 nodes registered" 90 node_count 4 || fail "nodesim did not register 4 nodes"
+k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
+k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true  # see scheduler_test.sh
+k label node sim-0 sim-2 "$ZONE=a" >/dev/null
+k label node sim-1 sim-3 "$ZONE=b" >/dev/null
+
+HEALTH_PORT=$(free_port)
+start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false --listen-address 0 \
+  --health-addr "127.0.0.1:$HEALTH_PORT" || fail "tephra scheduler did not start"
+wait_until "scheduler /readyz" 60 curl -fsS "http://127.0.0.1:$HEALTH_PORT/readyz" || fail "scheduler never ready"
+have_default() { k get queue default; }
+wait_until "default queue" 30 have_default || fail "scheduler did not create the default queue"
+
+podgroup() {  # podgroup <name> <minMember>
+  printf '%s\n' "apiVersion: scheduling.volcano.sh/v1beta1" "kind: PodGroup" \
+    "metadata: {name: $1, namespace: default}" "spec: {minMember: $2, queue: default}" "---"
+}
+pod() {  # pod <name> <group> <affinity kind> <selector label value>
+  printf '%s\n' "apiVersion: v1" "kind: Pod" \
+    "metadata:" "  name: $1" "  namespace: default" "  labels: {e2e-group: $2}" \
+    "  annotations: {scheduling.k8s.io/group-name: $2}" \
+    "spec:" "  schedulerName: volcano" "  restartPolicy: Never" "  terminationGracePeriodSeconds: 1" \
+    "  affinity:" "    $3:" "      requiredDuringSchedulingIgnoredDuringExecution:" \
+    "      - labelSelector: {matchLabels: {e2e-group: $4}}" "        topologyKey: $ZONE" \
+    "  containers:" "  - name: main" "    image: busybox" \
+    "    resources:" "      requests: {cpu: \"1\"}" "      limits: {cpu: \"1\"}" "---"
+}
+zones_of() {  # the zones of a group's bound pods, one per line, sorted and unique
+  local n
+  for n in $(k get pods -l "e2e-group=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}'); do
+    k get node "$n" -o jsonpath="{.metadata.labels.topology\.kubernetes\.io/zone}{\"\\n\"}"
+  done | sort -u
+}
+bound_count() { k get pods -l "e2e-group=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true; }
+
+# ------------------------------------------------------------------------ 1. a self-affine gang: one zone
+{ podgroup train 4; for i in 0 1 2 3; do pod "train-$i" train podAffinity train; done; } | k create -f - >/dev/null
+train_bound() { [ "$(bound_count train)" -eq 4 ]; }
+wait_until "4 train pods bound" 90 train_bound || fail "train: $(bound_count train)/4 bound"
+zones=$(zones_of train)
+[ "$(echo "$zones" | wc -l)" -eq 1 ] || fail "train pods span zones: $(echo "$zones" | tr '\n' ' ')"
+note "1. train: 4/4 bound, all in zone $zones"
+
+# --------------------------------------------------------------------- 2. anti-affinity: the other zone
+{ podgroup apart 1; pod apart-0 apart podAntiAffinity train; } | k create -f - >/dev/null
+apart_bound() { [ "$(bound_count apart)" -eq 1 ]; }
+wait_until "apart pod bound" 60 apart_bound || fail "apart: not bound"
+[ "$(zones_of apart)" != "$zones" ] || fail "apart landed in the train zone $zones"
+note "2. apart: bound in zone $(zones_of apart)"
+
+# ------------------------------------------------------- 3. affinity to nothing: Pending, with the reason
+{ podgroup lonely 1; pod lonely-0 lonely podAffinity nobody; } | k create -f - >/dev/null
+reason() { k get podgroup lonely -o jsonpath='{range .status.conditions[*]}{.message}{"\n"}{end}'; }
+has_reason() { reason | grep -q "didn't match pod affinity rules"; }
+wait_until "lonely's PodGroup names the affinity" 60 has_reason || fail "lonely: conditions: $(reason | tr '\n' ' ')"
+wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
+[ "$(bound_count lonely)" -eq 0 ] || fail "lonely was bound although no pod matches its affinity"
+note "3. lonely: Pending; $(reason | grep "pod affinity" | head -1)"
+echo "PASS affinity e2e"
