@@ -39,7 +39,10 @@ SchedulerConf BenchConf(bool preempt = false) {
   return c;
 }
 
-std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool preempt = false) {
+// `affinity`: every fourth gang wants its pods in one spine (required pod affinity to itself on the spine
+// label) and every fourth gang, offset by two, one pod per node (hostname anti-affinity to itself): the
+// inter-pod affinity filter's cost on a busy cluster.
+std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool preempt = false, bool affinity = false) {
   auto s = std::move(Scheduler::Create(BenchConf(preempt))).value();
   ClusterState& st = s->state();
   int gpu = *st.resources().Intern("nvidia.com/gpu");
@@ -110,6 +113,21 @@ std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool pr
       t.role = k == 0 ? "ps" : "worker";
       t.request = Resource::CpuMem(8000, 64 * kGi).With(gpu, 1);
       t.creation_index = order++;
+      if (affinity && g % 4 == 0) {
+        t.labels = {{"gang", job.name}};
+        PodAffinityTerm term;
+        term.selector.match_labels = t.labels;
+        term.namespaces = {job.ns};
+        term.topology_key = "volcano.sh/hypernode-spine";
+        t.pod_affinity.push_back(std::move(term));
+      } else if (affinity && g % 4 == 2) {
+        t.labels = {{"gang", job.name}};
+        PodAffinityTerm term;
+        term.selector.match_labels = t.labels;
+        term.namespaces = {job.ns};
+        term.topology_key = "kubernetes.io/hostname";
+        t.pod_anti_affinity.push_back(std::move(term));
+      }
       st.UpsertPod(t);
     }
   }
@@ -162,6 +180,31 @@ void BM_FullCycle(benchmark::State& state) {
   state.counters["cycle_p50_ms"] = Percentile(ms, 0.5);
   state.counters["cycle_p99_ms"] = Percentile(ms, 0.99);
   state.counters["peak_rss_mb"] = PeakRssMb();
+}
+
+// BM_FullCycle with a quarter of the gangs in one spine by pod affinity and a quarter spread one pod per
+// node by anti-affinity.
+void BM_AffinityCycle(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0)), pods = static_cast<int>(state.range(1)),
+            gangs = static_cast<int>(state.range(2));
+  std::vector<double> ms;
+  int64_t placements = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto s = Build(nodes, pods, gangs, false, state.range(3) != 0);
+    state.ResumeTiming();
+    auto t0 = std::chrono::steady_clock::now();
+    CycleResult r = s->RunCycle(kNow);
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    benchmark::DoNotOptimize(r.binds.data());
+    state.PauseTiming();
+    ms.push_back(dt * 1000);
+    placements += static_cast<int64_t>(r.binds.size());
+    s.reset();
+    state.ResumeTiming();
+  }
+  state.counters["placements"] = static_cast<double>(placements) / static_cast<double>(ms.size());
+  state.counters["cycle_p50_ms"] = Percentile(ms, 0.5);
 }
 
 // Cycles after the first, with no input change: must skip unschedulable gangs and write nothing.
@@ -245,6 +288,8 @@ void BM_PendingLine(benchmark::State& state) {
 }
 
 BENCHMARK(BM_FullCycle)->Args({200, 4000, 40})->Args({5000, 100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(3);
+// Fourth argument: 0 = the same cluster without affinity terms (the baseline), 1 = with them. Manual.
+BENCHMARK(BM_AffinityCycle)->Args({1000, 20000, 250, 0})->Args({1000, 20000, 250, 1})->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_NoChangeCycle)
     ->Args({200, 4000, 40, 0})
     ->Args({5000, 100000, 1000, 0})
