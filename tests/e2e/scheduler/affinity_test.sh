@@ -17,7 +17,8 @@ ZONE=topology.kubernetes.io/zone
 
 k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
 k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
-start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --cpu 4 --memory 16Gi || fail "tephra nodesim did not start"
+start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --name-prefix sim- --cpu 4 --memory 16Gi ||
+  fail "tephra nodesim did not start"
 node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
 wait_until "4 nodes registered" 90 node_count 4 || fail "nodesim did not register 4 nodes"
 k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
