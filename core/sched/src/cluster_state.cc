@@ -199,6 +199,9 @@ void ClusterState::AccountScoring(NodeInfo& n, const TaskInfo& t, int sign) {
 }
 
 void ClusterState::Transition(TaskInfo& t, TaskStatus to, const std::string& node) {
+  last_transition_.old_node = t.node;
+  last_transition_.old_status = t.status;
+  last_transition_.task = &t;
   Account(t, -1);
   if (t.node != node) {
     if (!t.node.empty()) {
@@ -213,7 +216,7 @@ void ClusterState::Transition(TaskInfo& t, TaskStatus to, const std::string& nod
   }
   t.status = to;
   Account(t, +1);
-  ++generation_;
+  last_transition_.generation = ++generation_;
 }
 
 TaskInfo* ClusterState::MutableTask(const std::string& uid) {
@@ -261,6 +264,7 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
   tasks_.emplace(t->uid, std::move(owned));
   if (!t->node.empty()) tasks_by_node_[t->node].insert(t);
   if (!t->job.empty()) tasks_by_job_[t->job].insert(t);
+  tasks_by_ns_[t->ns].insert(t);
   if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.insert(t);
   if (!t->pod_affinity.empty()) ++pod_affinity_pods_;
   Account(*t, +1);
@@ -285,6 +289,10 @@ void ClusterState::RemovePod(const std::string& uid) {
       jit->second.erase(t);
       if (jit->second.empty()) tasks_by_job_.erase(jit);
     }
+  }
+  if (auto nsit = tasks_by_ns_.find(t->ns); nsit != tasks_by_ns_.end()) {
+    nsit->second.erase(t);
+    if (nsit->second.empty()) tasks_by_ns_.erase(nsit);
   }
   if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.erase(t);
   if (!t->pod_affinity.empty()) --pod_affinity_pods_;

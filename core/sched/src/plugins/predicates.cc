@@ -2,6 +2,8 @@
 // per task shape), host ports (kube-scheduler's NodePorts) and required inter-pod affinity and anti-affinity
 // on any topology key, in both directions (dynamic). Resource and pod-count fit are checked by the actions,
 // with Volcano-style reasons.
+#include <algorithm>
+#include <array>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -133,76 +135,146 @@ class PredicatesPlugin final : public Plugin {
     return free;
   }
 
-  // For one pending pod, the domains (topology values) that the filter asks about, computed with one walk
-  // over the placed pods and reused for every node while the state does not change (the generation moves
-  // on every placement, so a gang's next task sees the one placed before it).
+  // For one pending pod, the domains (topology values) that the filter asks about, with the number of placed
+  // pods that put each domain there. Computed with one walk over the placed pods, reused for every node
+  // while the state does not change, and kept current across a single placement (the allocate loop places
+  // one task at a time; ClusterState::last_transition says which) by moving that one task's contribution.
+  using Counts = std::unordered_map<std::string, int>;  // domain value -> placed pods
   struct Domains {
     const ClusterState* state = nullptr;
     uint64_t generation = 0;
-    TaskInfo task;  // the fields read below; a caller may ask about a changed copy under the same uid
-    // topology key -> domains holding a placed pod whose required anti-affinity selects this pod
-    std::unordered_map<std::string, std::unordered_set<std::string>> existing_anti;
-    // per term of the pod: domains holding a placed pod the term selects
-    std::vector<std::unordered_set<std::string>> anti, affinity;
-    int affinity_matches = 0;  // placed pods (with a domain) that match every affinity term
+    uint64_t used = 0;  // for replacement
+    TaskInfo task;      // the question: namespace, labels and terms (not the uid: a gang's pods share answers)
+    std::unordered_map<std::string, Counts> existing_anti;  // topology key -> domains
+    std::vector<Counts> anti, affinity;                      // per term of the pod
+    int affinity_matches = 0;  // placed pods (with a domain) that match every affinity term, per term
     bool self_match = false;   // the pod matches every one of its own affinity terms
   };
 
   static bool SameQuestion(const TaskInfo& a, const TaskInfo& b) {
-    return a.uid == b.uid && a.ns == b.ns && a.labels == b.labels && a.pod_affinity == b.pod_affinity &&
+    return a.ns == b.ns && a.labels == b.labels && a.pod_affinity == b.pod_affinity &&
            a.pod_anti_affinity == b.pod_anti_affinity;
+  }
+  static bool Placed(const TaskInfo& e) {
+    return !e.node.empty() && (OccupiesNode(e.status) || e.status == TaskStatus::kPipelined);
+  }
+  static void Bump(Counts& c, const std::string& v, int sign) {
+    int& n = c[v];
+    n += sign;
+    if (n <= 0) c.erase(v);
+  }
+
+  // Adds (sign +1) or removes (-1) what placed pod `e`, on node `n`, contributes to the question `t`: through
+  // e's anti-affinity (Existing) and through t's own terms (Own).
+  static void Contribute(Domains& d, const TaskInfo& t, const TaskInfo& e, const NodeInfo& n, int sign) {
+    ContributeExisting(d, t, e, n, sign);
+    ContributeOwn(d, t, e, n, sign);
+  }
+  static void ContributeExisting(Domains& d, const TaskInfo& t, const TaskInfo& e, const NodeInfo& n, int sign) {
+    for (const auto& term : e.pod_anti_affinity)
+      if (term.Selects(t))
+        if (const std::string* v = DomainOf(n, term.topology_key)) Bump(d.existing_anti[term.topology_key], *v, sign);
+  }
+  static void ContributeOwn(Domains& d, const TaskInfo& t, const TaskInfo& e, const NodeInfo& n, int sign) {
+    for (size_t i = 0; i < t.pod_anti_affinity.size(); ++i)
+      if (t.pod_anti_affinity[i].Selects(e))
+        if (const std::string* v = DomainOf(n, t.pod_anti_affinity[i].topology_key)) Bump(d.anti[i], *v, sign);
+    // An existing pod counts for affinity only if it matches every term (kube-scheduler).
+    if (t.pod_affinity.empty()) return;
+    for (const auto& term : t.pod_affinity)
+      if (!term.Selects(e)) return;
+    for (size_t i = 0; i < t.pod_affinity.size(); ++i)
+      if (const std::string* v = DomainOf(n, t.pod_affinity[i].topology_key)) {
+        Bump(d.affinity[i], *v, sign);
+        d.affinity_matches += sign;
+      }
+  }
+
+  void Rebuild(Domains& d, const ClusterState& st, const TaskInfo& t) const {
+    d.existing_anti.clear();
+    d.anti.assign(t.pod_anti_affinity.size(), {});
+    d.affinity.assign(t.pod_affinity.size(), {});
+    d.affinity_matches = 0;
+    d.self_match = true;
+    for (const auto& term : t.pod_affinity) d.self_match = d.self_match && term.Selects(t);
+    if (t.pod_affinity.empty() && t.pod_anti_affinity.empty()) {
+      // Only the other pods' anti-affinity can refuse this pod: walk just the pods that have some.
+      for (const TaskInfo* e : st.anti_affinity_tasks())
+        if (Placed(*e))
+          if (const NodeInfo* n = st.FindNode(e->node)) ContributeExisting(d, t, *e, *n, +1);
+      return;
+    }
+    // The pod's own terms select only in their namespaces: walk those (every placed pod when a term takes
+    // every namespace); the other pods' anti-affinity, from the pods that have some.
+    bool every_namespace = false;
+    std::vector<const std::string*> namespaces;
+    for (const auto* terms : {&t.pod_affinity, &t.pod_anti_affinity})
+      for (const auto& term : *terms) {
+        every_namespace = every_namespace || term.all_namespaces;
+        for (const auto& ns : term.namespaces)
+          if (std::find_if(namespaces.begin(), namespaces.end(), [&](const std::string* x) { return *x == ns; }) ==
+              namespaces.end())
+            namespaces.push_back(&ns);
+      }
+    auto own = [&](const NodeInfo& n, const TaskInfo& e) { ContributeOwn(d, t, e, n, +1); };
+    if (every_namespace) {
+      st.ForEachPlacedTask(own);
+    } else {
+      for (const std::string* ns : namespaces)
+        st.ForEachTaskInNamespace(*ns, [&](const TaskInfo& e) {
+          if (Placed(e))
+            if (const NodeInfo* n = st.FindNode(e.node)) own(*n, e);
+        });
+    }
+    for (const TaskInfo* e : st.anti_affinity_tasks())
+      if (Placed(*e))
+        if (const NodeInfo* n = st.FindNode(e->node)) ContributeExisting(d, t, *e, *n, +1);
   }
 
   const Domains& DomainsFor(const ClusterState& st, const TaskInfo& t) const {
-    Domains& d = memo_;
-    if (d.state == &st && d.generation == st.generation() && SameQuestion(d.task, t)) return d;
-    d = Domains{};
-    d.state = &st;
-    d.generation = st.generation();
-    d.task.uid = t.uid;
-    d.task.ns = t.ns;
-    d.task.labels = t.labels;
-    d.task.pod_affinity = t.pod_affinity;
-    d.task.pod_anti_affinity = t.pod_anti_affinity;
-    auto placed = [&](const TaskInfo& e) -> const NodeInfo* {
-      if (e.uid == t.uid || e.node.empty()) return nullptr;
-      if (!OccupiesNode(e.status) && e.status != TaskStatus::kPipelined) return nullptr;
-      return st.FindNode(e.node);
-    };
-    for (const TaskInfo* e : st.anti_affinity_tasks()) {
-      const NodeInfo* n = placed(*e);
-      if (!n) continue;
-      for (const auto& term : e->pod_anti_affinity)
-        if (term.Selects(t))
-          if (const std::string* v = DomainOf(*n, term.topology_key)) d.existing_anti[term.topology_key].insert(*v);
+    ++clock_;
+    Domains* hit = nullptr;
+    for (auto& d : memo_)
+      if (d.state == &st && SameQuestion(d.task, t)) { hit = &d; break; }
+    if (hit && hit->generation == st.generation()) {
+      hit->used = clock_;
+      return *hit;
     }
-    d.anti.resize(t.pod_anti_affinity.size());
-    d.affinity.resize(t.pod_affinity.size());
-    if (t.pod_affinity.empty() && t.pod_anti_affinity.empty()) return d;
-    d.self_match = true;
-    for (const auto& term : t.pod_affinity) d.self_match = d.self_match && term.Selects(t);
-    st.ForEachPlacedTask([&](const TaskInfo& e) {
-      const NodeInfo* n = placed(e);
-      if (!n) return;
-      for (size_t i = 0; i < t.pod_anti_affinity.size(); ++i)
-        if (t.pod_anti_affinity[i].Selects(e))
-          if (const std::string* v = DomainOf(*n, t.pod_anti_affinity[i].topology_key)) d.anti[i].insert(*v);
-      // An existing pod counts for affinity only if it matches every term (kube-scheduler).
-      bool all = !t.pod_affinity.empty();
-      for (const auto& term : t.pod_affinity) all = all && term.Selects(e);
-      if (!all) return;
-      for (size_t i = 0; i < t.pod_affinity.size(); ++i)
-        if (const std::string* v = DomainOf(*n, t.pod_affinity[i].topology_key)) {
-          d.affinity[i].insert(*v);
-          ++d.affinity_matches;
-        }
-    });
-    return d;
+    const auto& last = st.last_transition();
+    if (hit && hit->generation + 1 == st.generation() && last.generation == st.generation() && last.task) {
+      // One placement (or its undo) since: move that task's contribution.
+      const TaskInfo& e = *last.task;
+      if (!last.old_node.empty() && (OccupiesNode(last.old_status) || last.old_status == TaskStatus::kPipelined))
+        if (const NodeInfo* n = st.FindNode(last.old_node)) Contribute(*hit, hit->task, e, *n, -1);
+      if (Placed(e))
+        if (const NodeInfo* n = st.FindNode(e.node)) Contribute(*hit, hit->task, e, *n, +1);
+      hit->generation = st.generation();
+      hit->used = clock_;
+      return *hit;
+    }
+    if (!hit) {
+      // Replace the least recently used entry.
+      hit = &memo_[0];
+      for (auto& d : memo_)
+        if (d.used < hit->used) hit = &d;
+      hit->state = &st;
+      hit->task = TaskInfo{};
+      hit->task.ns = t.ns;
+      hit->task.labels = t.labels;
+      hit->task.pod_affinity = t.pod_affinity;
+      hit->task.pod_anti_affinity = t.pod_anti_affinity;
+    }
+    Rebuild(*hit, st, hit->task);
+    hit->generation = st.generation();
+    hit->used = clock_;
+    return *hit;
   }
 
   bool node_affinity_, taints_, pod_affinity_, node_ports_;
-  // Single-threaded like ClusterState: the scheduler runs one cycle at a time.
-  mutable Domains memo_;
+  // Single-threaded like ClusterState: the scheduler runs one cycle at a time. A few questions at once: the
+  // allocate loop alternates between a group's representative and the task being placed.
+  mutable std::array<Domains, 8> memo_;
+  mutable uint64_t clock_ = 0;
 };
 
 }  // namespace

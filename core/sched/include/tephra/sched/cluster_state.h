@@ -122,18 +122,38 @@ class ClusterState {
   // changes that can make a previously unschedulable job fit (node add/update/remove, a pod leaving or
   // finishing or releasing, queue or HyperNode changes, binds rolled back).
   uint64_t generation() const { return generation_; }
+  // What the last Transition changed, so a cache one generation behind can apply it instead of recomputing
+  // (the allocate loop places one task at a time). Valid when `generation` equals generation().
+  struct LastTransition {
+    uint64_t generation = 0;
+    const TaskInfo* task = nullptr;  // its status/node are the new ones
+    std::string old_node;
+    TaskStatus old_status = TaskStatus::kPending;
+  };
+  const LastTransition& last_transition() const { return last_transition_; }
   // Pods (any status) that carry required anti-affinity terms; 0 lets predicates skip the symmetric check.
   int anti_affinity_pods() const { return static_cast<int>(anti_affinity_tasks_.size()); }
   // Those pods, for the symmetric check (unordered; never let the order reach a result).
   const std::unordered_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
   // Pods (any status) that carry required pod affinity terms.
   int pod_affinity_pods() const { return pod_affinity_pods_; }
-  // Unordered, allocation-free visit of every task that occupies a node or is pipelined onto one.
+  // Unordered, allocation-free visit of the tasks of one namespace (any status).
+  template <typename Fn>
+  void ForEachTaskInNamespace(const std::string& ns, Fn&& fn) const {
+    auto it = tasks_by_ns_.find(ns);
+    if (it == tasks_by_ns_.end()) return;
+    for (const TaskInfo* t : it->second) fn(*t);
+  }
+  // Unordered, allocation-free visit of every task that occupies a known node or is pipelined onto one, with
+  // that node (looked up once per node).
   template <typename Fn>
   void ForEachPlacedTask(Fn&& fn) const {
-    for (const auto& [node, tasks] : tasks_by_node_)
+    for (const auto& [node, tasks] : tasks_by_node_) {
+      const NodeInfo* n = FindNode(node);
+      if (!n) continue;
       for (const TaskInfo* t : tasks)
-        if (OccupiesNode(t->status) || t->status == TaskStatus::kPipelined) fn(*t);
+        if (OccupiesNode(t->status) || t->status == TaskStatus::kPipelined) fn(*n, *t);
+    }
   }
   uint64_t capacity_epoch() const { return capacity_epoch_; }
   // Moves when a task may have become a possible victim (a pod placed or confirmed on a node, priorities,
@@ -197,6 +217,7 @@ class ClusterState {
   CoreOptions options_;
   ResourceRegistry registry_;
   uint64_t generation_ = 1, capacity_epoch_ = 1, victim_epoch_ = 1;
+  LastTransition last_transition_;
   std::unordered_set<const TaskInfo*> anti_affinity_tasks_;
   int pod_affinity_pods_ = 0;
 
@@ -210,6 +231,8 @@ class ClusterState {
   std::unordered_map<std::string, std::unique_ptr<TaskInfo>> tasks_;
   std::map<std::string, JobInfo> jobs_;
   std::unordered_map<std::string, std::unordered_set<TaskInfo*>> tasks_by_job_;  // job may be unknown yet
+  // Pod affinity terms select within namespaces: a pending pod's question walks only those.
+  std::unordered_map<std::string, std::unordered_set<const TaskInfo*>> tasks_by_ns_;
   std::map<std::string, QueueInfo> queues_;
   std::map<std::string, HyperNodeInfo> hypernodes_;
   // Bumped on node add/remove/spec change and HyperNode change; keys the lazy caches below.
