@@ -154,7 +154,7 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 // First cycle on a fresh cluster: enqueue + allocate of all pending gangs.
-void BM_FullCycle(benchmark::State& state) {
+void FirstCycles(benchmark::State& state, bool affinity) {
   const int nodes = static_cast<int>(state.range(0)), pods = static_cast<int>(state.range(1)),
             gangs = static_cast<int>(state.range(2));
   std::vector<double> ms;
@@ -162,7 +162,7 @@ void BM_FullCycle(benchmark::State& state) {
   double seconds = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto s = Build(nodes, pods, gangs);
+    auto s = Build(nodes, pods, gangs, false, affinity);
     state.ResumeTiming();
     auto t0 = std::chrono::steady_clock::now();
     CycleResult r = s->RunCycle(kNow);
@@ -182,30 +182,11 @@ void BM_FullCycle(benchmark::State& state) {
   state.counters["peak_rss_mb"] = PeakRssMb();
 }
 
+void BM_FullCycle(benchmark::State& state) { FirstCycles(state, false); }
+
 // BM_FullCycle with a quarter of the gangs in one spine by pod affinity and a quarter spread one pod per
-// node by anti-affinity.
-void BM_AffinityCycle(benchmark::State& state) {
-  const int nodes = static_cast<int>(state.range(0)), pods = static_cast<int>(state.range(1)),
-            gangs = static_cast<int>(state.range(2));
-  std::vector<double> ms;
-  int64_t placements = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    auto s = Build(nodes, pods, gangs, false, state.range(3) != 0);
-    state.ResumeTiming();
-    auto t0 = std::chrono::steady_clock::now();
-    CycleResult r = s->RunCycle(kNow);
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    benchmark::DoNotOptimize(r.binds.data());
-    state.PauseTiming();
-    ms.push_back(dt * 1000);
-    placements += static_cast<int64_t>(r.binds.size());
-    s.reset();
-    state.ResumeTiming();
-  }
-  state.counters["placements"] = static_cast<double>(placements) / static_cast<double>(ms.size());
-  state.counters["cycle_p50_ms"] = Percentile(ms, 0.5);
-}
+// node by anti-affinity (fourth argument 1), or the same cluster without them (0).
+void BM_AffinityCycle(benchmark::State& state) { FirstCycles(state, state.range(3) != 0); }
 
 // Cycles after the first, with no input change: must skip unschedulable gangs and write nothing.
 // Fourth argument 1 = preempt and reclaim on: after a change, victim searches run for up to

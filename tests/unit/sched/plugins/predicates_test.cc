@@ -88,15 +88,20 @@ TEST(Predicates, HostnameAntiAffinityBothDirections) {
             "pod affinity term's namespaceSelector is not supported by this scheduler; list the namespaces");
 }
 
+// Zone a: a1, a2; zone b: b1; and a node without the zone key.
+void AddZoneNodes(Harness& h) {
+  h.AddNode("a1", Resource::Cpu(4000), {{"zone", "a"}});
+  h.AddNode("a2", Resource::Cpu(4000), {{"zone", "a"}});
+  h.AddNode("b1", Resource::Cpu(4000), {{"zone", "b"}});
+  h.AddNode("nozone", Resource::Cpu(4000));
+}
+
 // Zone-scoped (any topology key) anti-affinity, both directions: a pod in zone a keeps a matching pod off
 // every node of zone a, and a node without the key is in no domain (it never conflicts).
 TEST(Predicates, ZoneAntiAffinityCoversEveryNodeOfTheDomain) {
   Harness h;
   h.Add(PluginOption::Named("predicates"));
-  h.AddNode("a1", Resource::Cpu(4000), {{"zone", "a"}});
-  h.AddNode("a2", Resource::Cpu(4000), {{"zone", "a"}});
-  h.AddNode("b1", Resource::Cpu(4000), {{"zone", "b"}});
-  h.AddNode("nozone", Resource::Cpu(4000));
+  AddZoneNodes(h);
   TaskInfo db = Harness::Pod("db", Resource::Cpu(1));
   db.labels = {{"app", "db"}};
   db.status = TaskStatus::kRunning;
@@ -126,10 +131,7 @@ TEST(Predicates, ZoneAntiAffinityCoversEveryNodeOfTheDomain) {
 TEST(Predicates, PodAffinityNeedsAMatchingPodInTheDomain) {
   Harness h;
   h.Add(PluginOption::Named("predicates"));
-  h.AddNode("a1", Resource::Cpu(4000), {{"zone", "a"}});
-  h.AddNode("a2", Resource::Cpu(4000), {{"zone", "a"}});
-  h.AddNode("b1", Resource::Cpu(4000), {{"zone", "b"}});
-  h.AddNode("nozone", Resource::Cpu(4000));
+  AddZoneNodes(h);
   Session& s = h.Open();
   TaskInfo w = Harness::Pod("w", Resource::Cpu(1));
   w.labels = {{"app", "train"}};
