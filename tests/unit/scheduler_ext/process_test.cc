@@ -165,7 +165,8 @@ TEST_F(ProcessFixture, WatchedGangIsBoundOnlyWhileLeading) {
 
   proc->SetLeading(true);
   ASSERT_TRUE(Eventually([&] { return !NodeOf("p0").empty() && !NodeOf("p1").empty(); }));
-  EXPECT_GE(proc->cycles(), 1u);
+  // The cycle hands its binds to the binder before it counts itself, so the binds can land first.
+  EXPECT_TRUE(Eventually([&] { return proc->cycles() >= 1u; }));
   // The binder's successes come back through the inbox: the core moves the tasks to Bound.
   ASSERT_TRUE(Eventually([&] {
     int bound = 0;
