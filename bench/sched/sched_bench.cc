@@ -113,20 +113,14 @@ std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool pr
       t.role = k == 0 ? "ps" : "worker";
       t.request = Resource::CpuMem(8000, 64 * kGi).With(gpu, 1);
       t.creation_index = order++;
-      if (affinity && g % 4 == 0) {
+      if (affinity && g % 2 == 0) {
+        // A term selecting the gang's own pods: affinity on the spine (g % 4 == 0) or anti-affinity per node.
         t.labels = {{"gang", job.name}};
         PodAffinityTerm term;
         term.selector.match_labels = t.labels;
         term.namespaces = {job.ns};
-        term.topology_key = "volcano.sh/hypernode-spine";
-        t.pod_affinity.push_back(std::move(term));
-      } else if (affinity && g % 4 == 2) {
-        t.labels = {{"gang", job.name}};
-        PodAffinityTerm term;
-        term.selector.match_labels = t.labels;
-        term.namespaces = {job.ns};
-        term.topology_key = "kubernetes.io/hostname";
-        t.pod_anti_affinity.push_back(std::move(term));
+        term.topology_key = g % 4 == 0 ? "volcano.sh/hypernode-spine" : "kubernetes.io/hostname";
+        (g % 4 == 0 ? t.pod_affinity : t.pod_anti_affinity).push_back(std::move(term));
       }
       st.UpsertPod(t);
     }
