@@ -71,7 +71,7 @@ void ClusterState::UpsertNode(const NodeInfo& in) {
       } else if (t->status == TaskStatus::kPipelined) {
         n.pipelined += t->request;
       }
-      if (OccupiesNode(t->status) || t->status == TaskStatus::kPipelined) AccountScoring(n, *t, +1);
+      if (OnNodeForScheduling(t->status)) AccountScoring(n, *t, +1);
     }
   }
   ++topology_version_;

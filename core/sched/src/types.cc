@@ -47,6 +47,8 @@ bool OccupiesNode(TaskStatus s) {
          s == TaskStatus::kRunning || s == TaskStatus::kReleasing;
 }
 
+bool OnNodeForScheduling(TaskStatus s) { return OccupiesNode(s) || s == TaskStatus::kPipelined; }
+
 bool IsAllocatedStatus(TaskStatus s) {
   return s == TaskStatus::kAllocated || s == TaskStatus::kBinding || s == TaskStatus::kBound ||
          s == TaskStatus::kRunning;

@@ -127,7 +127,7 @@ class PredicatesPlugin final : public Plugin {
     bool free = true;
     ssn.state().ForEachTaskOnNode(n.name, [&](const TaskInfo& other) {
       if (!free || other.host_ports.empty() || other.uid == t.uid) return;
-      if (!OccupiesNode(other.status) && other.status != TaskStatus::kPipelined) return;
+      if (!OnNodeForScheduling(other.status)) return;
       for (const auto& want : t.host_ports)
         for (const auto& held : other.host_ports)
           if (want.Conflicts(held)) { free = false; return; }
@@ -156,7 +156,7 @@ class PredicatesPlugin final : public Plugin {
            a.pod_anti_affinity == b.pod_anti_affinity;
   }
   static bool Placed(const TaskInfo& e) {
-    return !e.node.empty() && (OccupiesNode(e.status) || e.status == TaskStatus::kPipelined);
+    return !e.node.empty() && OnNodeForScheduling(e.status);
   }
   static void Bump(Counts& c, const std::string& v, int sign) {
     int& n = c[v];
@@ -197,15 +197,13 @@ class PredicatesPlugin final : public Plugin {
     d.affinity_matches = 0;
     d.self_match = true;
     for (const auto& term : t.pod_affinity) d.self_match = d.self_match && term.Selects(t);
-    if (t.pod_affinity.empty() && t.pod_anti_affinity.empty()) {
-      // Only the other pods' anti-affinity can refuse this pod: walk just the pods that have some.
-      for (const TaskInfo* e : st.anti_affinity_tasks())
-        if (Placed(*e))
-          if (const NodeInfo* n = st.FindNode(e->node)) ContributeExisting(d, t, *e, *n, +1);
-      return;
-    }
+    // The other pods' anti-affinity: walk just the pods that have some.
+    for (const TaskInfo* e : st.anti_affinity_tasks())
+      if (Placed(*e))
+        if (const NodeInfo* n = st.FindNode(e->node)) ContributeExisting(d, t, *e, *n, +1);
+    if (t.pod_affinity.empty() && t.pod_anti_affinity.empty()) return;
     // The pod's own terms select only in their namespaces: walk those (every placed pod when a term takes
-    // every namespace); the other pods' anti-affinity, from the pods that have some.
+    // every namespace).
     bool every_namespace = false;
     std::vector<const std::string*> namespaces;
     for (const auto* terms : {&t.pod_affinity, &t.pod_anti_affinity})
@@ -226,9 +224,6 @@ class PredicatesPlugin final : public Plugin {
             if (const NodeInfo* n = st.FindNode(e.node)) own(*n, e);
         });
     }
-    for (const TaskInfo* e : st.anti_affinity_tasks())
-      if (Placed(*e))
-        if (const NodeInfo* n = st.FindNode(e->node)) ContributeExisting(d, t, *e, *n, +1);
   }
 
   const Domains& DomainsFor(const ClusterState& st, const TaskInfo& t) const {
@@ -244,7 +239,7 @@ class PredicatesPlugin final : public Plugin {
     if (hit && hit->generation + 1 == st.generation() && last.generation == st.generation() && last.task) {
       // One placement (or its undo) since: move that task's contribution.
       const TaskInfo& e = *last.task;
-      if (!last.old_node.empty() && (OccupiesNode(last.old_status) || last.old_status == TaskStatus::kPipelined))
+      if (!last.old_node.empty() && OnNodeForScheduling(last.old_status))
         if (const NodeInfo* n = st.FindNode(last.old_node)) Contribute(*hit, hit->task, e, *n, -1);
       if (Placed(e))
         if (const NodeInfo* n = st.FindNode(e.node)) Contribute(*hit, hit->task, e, *n, +1);

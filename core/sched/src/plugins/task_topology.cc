@@ -35,7 +35,7 @@ class TaskTopologyPlugin final : public Plugin {
     int score = 0;
     ssn.state().ForEachTaskOnNode(n.name, [&](const TaskInfo& o) {
       if (o.job != t.job || o.uid == t.uid) return;
-      if (!OccupiesNode(o.status) && o.status != TaskStatus::kPipelined) return;
+      if (!OnNodeForScheduling(o.status)) return;
       if (aff != p->affinity.end() && aff->second.count(o.role)) ++score;
       if (anti != p->anti.end() && anti->second.count(o.role)) --score;
     });

@@ -152,7 +152,7 @@ class ClusterState {
       const NodeInfo* n = FindNode(node);
       if (!n) continue;
       for (const TaskInfo* t : tasks)
-        if (OccupiesNode(t->status) || t->status == TaskStatus::kPipelined) fn(*n, *t);
+        if (OnNodeForScheduling(t->status)) fn(*n, *t);
     }
   }
   uint64_t capacity_epoch() const { return capacity_epoch_; }

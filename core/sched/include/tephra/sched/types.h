@@ -47,6 +47,9 @@ inline constexpr size_t kTaskStatusCount = 10;
 const char* TaskStatusName(TaskStatus s);
 // Statuses that hold resources on a node (Volcano AllocatedStatus + Releasing).
 bool OccupiesNode(TaskStatus s);
+// Occupies a node or is pipelined onto one in this cycle: what node-local predicates and scores count
+// (host ports, inter-pod affinity, task-topology buckets, per-node scoring sums).
+bool OnNodeForScheduling(TaskStatus s);
 // Allocated, Binding, Bound, Running: what gang counts as "ready" (plus Succeeded, see gang).
 bool IsAllocatedStatus(TaskStatus s);
 
