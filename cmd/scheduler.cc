@@ -52,6 +52,9 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   app->add_option("--listen-address", *listen, "host:port for /metrics (Volcano's name; default :8080)");
   app->add_option("--bind-workers", o->bind_workers, "Concurrent pods/binding requests (paced by --kube-api-qps)")
       ->check(CLI::PositiveNumber);
+  app->add_option("--status-workers", o->status_workers,
+                  "Concurrent PodGroup/Queue status and pod-condition writes (paced by --kube-api-qps)")
+      ->check(CLI::PositiveNumber);
   app->add_option("--topology-label-keys", o->topology_label_keys,
                   "Node label keys giving network tiers 1, 2, ... when the cluster has no HyperNodes "
                   "(comma-separated; default volcano.sh/hypernode-leaf,volcano.sh/hypernode-spine)")

@@ -6,7 +6,8 @@ Same cluster, same nodesim nodes, PODS pods of 1 cpu each, several binders in tu
   kube     kube-scheduler v1.20.2 on the same number of plain pods, pods first, then it starts
   poster   a bare client (this script, THREADS keep-alive HTTPS connections) that only POSTs pods/binding:
            the API server's binding ceiling
-  baseline (BINDERS=...,baseline) another tephra build, TEPHRA_BASELINE_BIN, for before/after in one run
+  baseline (BINDERS=...,baseline) another tephra build, TEPHRA_BASELINE_BIN, and/or other scheduler flags,
+           BASELINE_SCHED_ARGS, for before/after in one run
 SHAPE (Tephra's input):
   gang     PodGroups of GANG pods (minMember GANG), pods annotated with their group; scheduler only
   plain    bare pods (schedulerName volcano, no PodGroup, no owner); `tephra controller` and the scheduler
@@ -18,6 +19,8 @@ the controller always gets CONTROLLER_QPS/CONTROLLER_BURST, default 50/100 = its
 counted by polling a pod list every POLL s. Reported: pods bound per second (first bind -> last bind), per
 gang the time from its first bound pod to its last, and for tephra the API requests its roles sent per bound
 pod (rest_client_requests_total from their /metrics; leader election excluded; all verbs, and writes only).
+Each Tephra role's last /metrics page is kept as LOGS/metrics-<prefix>-<pid>.txt (workqueue and reconcile
+histograms: where a role's time went); PERF=controller,scheduler records those roles with perf.
 """
 import http.client, json, os, subprocess, sys, time
 
@@ -158,7 +161,11 @@ def api_requests(port):
 
 def role(binary, name, prefix, args):
     port = free_port()
-    return subprocess.Popen([binary, name, "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
+    # PERF=controller,scheduler: profile those roles (perf record, call graphs) into LOGS/perf-<role>.data.
+    wrap = []
+    if name in os.environ.get("PERF", "").split(","):
+        wrap = ["perf", "record", "-F", "499", "-g", "-o", os.path.join(LOGS, "perf-%s.data" % name), "--"]
+    return subprocess.Popen(wrap + [binary, name, "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
                              "--metrics-addr", "127.0.0.1:%d" % port, "--health-addr", "0"] + args,
                             stdout=open(os.path.join(LOGS, "bench-tephra-%s-%s.log" % (name, prefix)), "w"),
                             stderr=subprocess.STDOUT), port
@@ -171,11 +178,11 @@ def stop(procs):
         p.wait()
 
 
-def run_tephra(binary=None, prefix="t"):
+def run_tephra(binary=None, prefix="t", extra_sched_args=""):
     binary = binary or TEPHRA
     total = GANGS * GANG
     sched_args = ([] if DEFAULT_FLAGS else ["--kube-api-qps", QPS, "--kube-api-burst", BURST]) + \
-        os.environ.get("SCHED_ARGS", "").split()
+        (os.environ.get("SCHED_ARGS", "") + " " + extra_sched_args).split()
     ctl_args = ["--kube-api-qps", CONTROLLER_QPS, "--kube-api-burst", CONTROLLER_BURST] + os.environ.get("CONTROLLER_ARGS", "").split()
     procs = []
     try:
@@ -206,6 +213,12 @@ def run_tephra(binary=None, prefix="t"):
             still = still + 1 if now == reqs else 0
             reqs = now
             time.sleep(1)
+        # Each role's last /metrics page, for reading the run afterwards (workqueue, reconcile, client stats).
+        for proc, port in procs:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("GET", "/metrics")
+            with open(os.path.join(LOGS, "metrics-%s-%d.txt" % (prefix, proc.pid)), "w") as f:
+                f.write(c.getresponse().read().decode())
         out["api_requests_per_pod"] = round(sum(r[0] for r in reqs) / total, 2)
         out["api_writes_per_pod"] = round(sum(r[1] for r in reqs) / total, 2)
         return out
@@ -215,8 +228,9 @@ def run_tephra(binary=None, prefix="t"):
 
 
 def run_tephra_baseline():
-    # Another build of tephra (TEPHRA_BASELINE_BIN), for before/after comparisons in one run.
-    return run_tephra(os.environ["TEPHRA_BASELINE_BIN"], "u")
+    # Another build of tephra (TEPHRA_BASELINE_BIN, default TEPHRA_BIN) and/or other scheduler flags
+    # (BASELINE_SCHED_ARGS, after SCHED_ARGS), for before/after comparisons in one run.
+    return run_tephra(os.environ.get("TEPHRA_BASELINE_BIN", TEPHRA), "u", os.environ.get("BASELINE_SCHED_ARGS", ""))
 
 
 def run_kube():

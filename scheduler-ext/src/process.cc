@@ -385,7 +385,7 @@ core::Status SchedulerProcess::Impl::Start() {
 
   writer_ = std::make_unique<StatusWriter>(
       deps_.status_client, [this](const std::string& ns, const std::string& n) { return pgs_->Get(ns, n); }, clock_,
-      o_.scheduler_names.front(), deps_.events);
+      o_.scheduler_names.front(), deps_.events, o_.status_workers);
   evictor_ = std::make_unique<Evictor>(deps_.status_client, [this](EventSpec e) { writer_->Event(std::move(e)); });
   evictor_->Start(deps_.evict_workers, [this](const EvictOutcome& eo) {
     if (eo.deleted) m_.evictions->With({"deleted"})->Inc(eo.deleted);

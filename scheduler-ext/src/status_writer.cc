@@ -52,7 +52,7 @@ core::Status WritePodGroupStatus(kube::Client& client, const sched::PodGroupStat
 }
 
 StatusWriter::StatusWriter(kube::ClientPtr client, PodGroupLookup lookup, const core::Clock* clock,
-                           std::string component, kube::EventRecorder* recorder)
+                           std::string component, kube::EventRecorder* recorder, int workers)
     : client_(std::move(client)), lookup_(std::move(lookup)), clock_(clock), component_(std::move(component)) {
   if (!recorder) {
     kube::EventRecorderOptions ro;
@@ -62,16 +62,26 @@ StatusWriter::StatusWriter(kube::ClientPtr client, PodGroupLookup lookup, const 
     recorder = own_recorder_.get();
   }
   recorder_ = recorder;
-  thread_ = std::thread([this] { Run(); });
+  for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { Run(); });
 }
 
 StatusWriter::~StatusWriter() { Stop(); }
+
+std::string StatusWriter::FlightKey(Kind kind, const std::string& key) {
+  switch (kind) {
+    case Kind::kPodGroup: return "pg/" + key;
+    case Kind::kQueue: return "queue/" + key;
+    case Kind::kPod: return "pod/" + key;
+  }
+  return key;
+}
 
 void StatusWriter::PodGroup(sched::PodGroupStatusUpdate u) {
   {
     std::lock_guard l(mu_);
     std::string key = u.job;
     pg_retry_.erase(key);  // superseded: the newest desired status is the only one worth writing
+    attempts_.erase(FlightKey(Kind::kPodGroup, key));
     pg_[key] = std::move(u);
   }
   cv_.notify_one();
@@ -81,6 +91,7 @@ void StatusWriter::Queue(const std::string& name, api::ResourceList allocated, s
   {
     std::lock_guard l(mu_);
     queue_retry_.erase(name);
+    attempts_.erase(FlightKey(Kind::kQueue, name));
     queues_[name] = {std::move(allocated), std::move(cleared)};
   }
   cv_.notify_one();
@@ -94,11 +105,11 @@ std::chrono::steady_clock::duration StatusWriter::RetryDelay(int attempt) {
 }
 
 template <typename Map, typename RetryMap>
-void StatusWriter::TakeDueRetries(Map* batch, RetryMap* retry, std::chrono::steady_clock::time_point now) {
+void StatusWriter::TakeDueRetries(Map* pending, RetryMap* retry, Kind kind, std::chrono::steady_clock::time_point now) {
   for (auto it = retry->begin(); it != retry->end();) {
-    if (it->second.not_before <= now && !batch->count(it->first)) {
-      batch->emplace(it->first, std::move(it->second.value));
-      attempts_[it->first] = it->second.attempt;
+    if (it->second.not_before <= now && !pending->count(it->first)) {
+      attempts_[FlightKey(kind, it->first)] = it->second.attempt;
+      pending->emplace(it->first, std::move(it->second.value));
       it = retry->erase(it);
     } else {
       ++it;
@@ -113,6 +124,20 @@ std::optional<std::chrono::steady_clock::time_point> StatusWriter::NextRetry() c
   for (const auto& [k, r] : queue_retry_)
     if (!t || r.not_before < *t) t = r.not_before;
   return t;
+}
+
+template <typename Map>
+typename Map::iterator StatusWriter::FirstIdle(Map& m, Kind kind) {
+  // At most one queued key per worker is skipped (a key queues again only while it is being written), so
+  // this walks at most `workers` entries.
+  auto it = m.begin();
+  while (it != m.end() && in_flight_.count(FlightKey(kind, it->first))) ++it;
+  return it;
+}
+
+bool StatusWriter::HasIdleWork() {
+  return FirstIdle(pg_, Kind::kPodGroup) != pg_.end() || FirstIdle(queues_, Kind::kQueue) != queues_.end() ||
+         FirstIdle(pods_, Kind::kPod) != pods_.end();
 }
 
 void StatusWriter::Event(EventSpec e) {
@@ -152,92 +177,112 @@ void StatusWriter::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
   if (own_recorder_) own_recorder_->Shutdown();
 }
 
 bool StatusWriter::WaitIdle(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock l(mu_);
   return idle_cv_.wait_until(l, deadline, [&] {
-    return !busy_ && pg_.empty() && queues_.empty() && pods_.empty() && pg_retry_.empty() && queue_retry_.empty();
+    return in_flight_.empty() && pg_.empty() && queues_.empty() && pods_.empty() && pg_retry_.empty() &&
+           queue_retry_.empty();
   }) && recorder_->Flush(std::chrono::duration_cast<std::chrono::milliseconds>(
             std::max(std::chrono::steady_clock::duration::zero(), deadline - std::chrono::steady_clock::now())));
 }
 
+// A failed write (API server down, timeout, 5xx, a conflict that kept repeating) is kept and retried with
+// backoff unless a newer status for the same object arrived meanwhile; the scheduler's memory of what it
+// emitted assumes the write eventually lands.
+void StatusWriter::WritePodGroup(const std::string& key, sched::PodGroupStatusUpdate u, int attempt,
+                                 const std::string& now) {
+  core::Status s = WritePodGroupStatus(*client_, u, lookup_ ? lookup_(u.ns, u.name) : nullptr, now, &stats_);
+  if (s.ok() || core::IsNotFound(s)) return;
+  stats_.podgroup_errors++;
+  kube::log::Warn("podgroup status write failed; will retry").Kv("podgroup", key).Kv("error", s);
+  std::lock_guard l(mu_);
+  if (stopping_ || pg_.count(key)) return;
+  pg_retry_[key] = {std::move(u), attempt + 1, std::chrono::steady_clock::now() + RetryDelay(attempt)};
+}
+
+void StatusWriter::WriteQueue(const std::string& name, QueueAllocation alloc, int attempt) {
+  json allocated = json::object();
+  for (const auto& res : alloc.cleared) allocated[res] = nullptr;
+  for (const auto& [res, q] : alloc.allocated) allocated[res] = q.ToString();
+  json patch = {{"status", {{"allocated", allocated}}}};
+  auto r = client_->Patch(api::Queue::Resource(), "", name, kube::PatchType::kMerge, patch, "status");
+  if (r.ok()) {
+    stats_.queue_writes++;
+    return;
+  }
+  if (core::IsNotFound(r.status())) return;
+  stats_.queue_errors++;
+  kube::log::Warn("queue status write failed; will retry").Kv("queue", name).Kv("error", r.status());
+  std::lock_guard l(mu_);
+  if (stopping_ || queues_.count(name)) return;
+  queue_retry_[name] = {std::move(alloc), attempt + 1, std::chrono::steady_clock::now() + RetryDelay(attempt)};
+}
+
+void StatusWriter::WritePod(const PodConditionSpec& c, const std::string& now) {
+  auto r = client_->Patch(api::Pod::Resource(), c.ns, c.name, kube::PatchType::kStrategicMerge,
+                          PodUnschedulablePatch(c, now), "status");
+  if (r.ok()) {
+    stats_.pod_condition_writes++;
+  } else if (!core::IsNotFound(r.status())) {  // a pod deleted meanwhile needs nothing
+    stats_.pod_condition_errors++;
+    kube::log::Warn("pod condition write failed").Kv("pod", c.ns + "/" + c.name).Kv("error", r.status());
+  }
+}
+
 void StatusWriter::Run() {
   for (;;) {
-    std::map<std::string, sched::PodGroupStatusUpdate> pgs;
-    std::map<std::string, QueueAllocation> queues;
-    std::map<std::string, PodConditionSpec> pods;
+    Kind kind = Kind::kPodGroup;
+    std::string key;
+    int attempt = 0;
+    std::optional<sched::PodGroupStatusUpdate> pg;
+    std::optional<QueueAllocation> queue;
+    std::optional<PodConditionSpec> pod;
     {
       std::unique_lock l(mu_);
-      busy_ = false;
-      idle_cv_.notify_all();
-      auto ready = [&] {
-        if (stopping_ || !pg_.empty() || !queues_.empty() || !pods_.empty()) return true;
-        auto next = NextRetry();
-        return next && *next <= std::chrono::steady_clock::now();
-      };
-      while (!ready()) {
+      for (;;) {
+        if (stopping_) return;
+        const auto now = std::chrono::steady_clock::now();
+        TakeDueRetries(&pg_, &pg_retry_, Kind::kPodGroup, now);
+        TakeDueRetries(&queues_, &queue_retry_, Kind::kQueue, now);
+        if (HasIdleWork()) break;
         auto next = NextRetry();
         if (next) cv_.wait_until(l, *next);
         else cv_.wait(l);
       }
-      if (stopping_) return;
-      pgs.swap(pg_);
-      queues.swap(queues_);
-      pods.swap(pods_);
-      attempts_.clear();
-      const auto now = std::chrono::steady_clock::now();
-      TakeDueRetries(&pgs, &pg_retry_, now);
-      TakeDueRetries(&queues, &queue_retry_, now);
-      busy_ = true;
+      auto take = [&](auto& m, Kind k, auto& out) {
+        auto it = FirstIdle(m, k);
+        if (it == m.end()) return false;
+        kind = k;
+        key = it->first;
+        out = std::move(it->second);
+        m.erase(it);
+        return true;
+      };
+      if (!take(pg_, Kind::kPodGroup, pg) && !take(queues_, Kind::kQueue, queue)) take(pods_, Kind::kPod, pod);
+      const std::string fk = FlightKey(kind, key);
+      if (auto a = attempts_.find(fk); a != attempts_.end()) {
+        attempt = a->second;
+        attempts_.erase(a);
+      }
+      in_flight_.insert(fk);
     }
-    const core::Clock::WallTime wall = clock_->WallNow();
-    const std::string now = core::FormatRfc3339(wall);
-    // A failed write (API server down, timeout, 5xx, a conflict that kept repeating) is kept and retried
-    // with backoff unless a newer status for the same object arrives first; the scheduler's memory of what
-    // it emitted assumes the write eventually lands.
-    auto retry_later = [&](auto* retry, const auto& queued, const std::string& key, auto value) {
-      auto a = attempts_.find(key);
-      int attempt = a == attempts_.end() ? 0 : a->second + 1;
+    const std::string now = core::FormatRfc3339(clock_->WallNow());
+    if (pg) WritePodGroup(key, std::move(*pg), attempt, now);
+    else if (queue) WriteQueue(key, std::move(*queue), attempt);
+    else if (pod) WritePod(*pod, now);
+    {
       std::lock_guard l(mu_);
-      if (stopping_) return;
-      if (queued.count(key) > 0) return;  // a newer desired value queued while we were writing wins
-      (*retry)[key] = {std::move(value), attempt, std::chrono::steady_clock::now() + RetryDelay(attempt)};
-    };
-    for (auto& [key, u] : pgs) {
-      core::Status s = WritePodGroupStatus(*client_, u, lookup_ ? lookup_(u.ns, u.name) : nullptr, now, &stats_);
-      if (!s.ok() && !core::IsNotFound(s)) {
-        stats_.podgroup_errors++;
-        kube::log::Warn("podgroup status write failed; will retry").Kv("podgroup", key).Kv("error", s);
-        retry_later(&pg_retry_, pg_, key, std::move(u));
-      }
+      in_flight_.erase(FlightKey(kind, key));
     }
-    for (auto& [name, alloc] : queues) {
-      json allocated = json::object();
-      for (const auto& res : alloc.cleared) allocated[res] = nullptr;
-      for (const auto& [res, q] : alloc.allocated) allocated[res] = q.ToString();
-      json patch = {{"status", {{"allocated", allocated}}}};
-      auto r = client_->Patch(api::Queue::Resource(), "", name, kube::PatchType::kMerge, patch, "status");
-      if (r.ok()) {
-        stats_.queue_writes++;
-      } else if (!core::IsNotFound(r.status())) {
-        stats_.queue_errors++;
-        kube::log::Warn("queue status write failed; will retry").Kv("queue", name).Kv("error", r.status());
-        retry_later(&queue_retry_, queues_, name, std::move(alloc));
-      }
-    }
-    for (const auto& [key, c] : pods) {
-      auto r = client_->Patch(api::Pod::Resource(), c.ns, c.name, kube::PatchType::kStrategicMerge,
-                              PodUnschedulablePatch(c, now), "status");
-      if (r.ok()) {
-        stats_.pod_condition_writes++;
-      } else if (!core::IsNotFound(r.status())) {  // a pod deleted meanwhile needs nothing
-        stats_.pod_condition_errors++;
-        kube::log::Warn("pod condition write failed").Kv("pod", c.ns + "/" + c.name).Kv("error", r.status());
-      }
-    }
+    // A newer value for this key may have been waiting for this write; and WaitIdle may be satisfied now.
+    cv_.notify_one();
+    idle_cv_.notify_all();
   }
 }
 

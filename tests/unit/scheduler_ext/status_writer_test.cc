@@ -1,7 +1,9 @@
-// StatusWriter's pod condition path: PodScheduled=False with the gang's reason, coalesced per pod, and a pod
-// that disappeared meanwhile is not an error.
+// StatusWriter: PodScheduled=False with the gang's reason; statuses coalesced per object and never written
+// by two workers at once; distinct objects written in parallel; a pod that disappeared meanwhile is not an
+// error.
 #include <condition_variable>
 #include <mutex>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -27,56 +29,93 @@ TEST(PodUnschedulablePatchTest, SetsPodScheduledFalseWithReasonAndMessage) {
   EXPECT_EQ(c["lastTransitionTime"], "2026-11-22T12:00:00Z");
 }
 
-TEST(StatusWriterTest, PodConditionCoalescedPerPodAndMissingPodIgnored) {
+json Pod(const std::string& name) {
+  return json{{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", "u-" + name}}},
+              {"spec", {{"containers", json::array()}}}};
+}
+
+TEST(StatusWriterTest, PodConditionCoalescedPerPodNeverWrittenTwiceAtOnceAndMissingPodIgnored) {
   auto fc = std::make_shared<FakeClient>();
-  fc->Seed(api::Pod::Resource(), json{{"apiVersion", "v1"}, {"kind", "Pod"},
-                                      {"metadata", {{"name", "p0"}, {"namespace", "ns"}, {"uid", "u0"}}},
-                                      {"spec", {{"containers", json::array()}}}});
-  // The first patch (of pod "gate") blocks until the test has queued two conditions for p0, so the writer
-  // must find both in one batch: exactly one write for p0, with the newer message.
+  fc->Seed(api::Pod::Resource(), Pod("p0"));
+  // The first patch of p0 blocks until the test has queued two newer conditions for it. Four workers are
+  // idle meanwhile, yet none may write p0 while it is in flight, and the two queued values coalesce: p0 is
+  // written exactly twice ("first", then "new"), never concurrently, and "old" is never sent.
   std::mutex gate_mu;
   std::condition_variable gate_cv;
   bool gate_entered = false, gate_open = false;
+  int p0_in_flight = 0, p0_max_in_flight = 0;
+  std::vector<std::string> p0_messages;
   fc->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
-    if (a.verb == "patch" && a.name == "gate") {
-      std::unique_lock l(gate_mu);
-      gate_entered = true;
-      gate_cv.notify_all();
-      gate_cv.wait(l, [&] { return gate_open; });
-    }
+    if (a.verb != "patch" || a.name != "p0") return std::nullopt;
+    std::unique_lock l(gate_mu);
+    p0_max_in_flight = std::max(p0_max_in_flight, ++p0_in_flight);
+    p0_messages.push_back(a.body["status"]["conditions"][0]["message"]);
+    gate_entered = true;
+    gate_cv.notify_all();
+    gate_cv.wait(l, [&] { return gate_open; });
+    --p0_in_flight;
     return std::nullopt;
   });
   core::FakeClock clock;
   {
-    StatusWriter w(fc, nullptr, &clock);
-    w.PodUnschedulable({"ns", "gate", "ug", "Unschedulable", "g"});
+    StatusWriter w(fc, nullptr, &clock, "volcano", nullptr, /*workers=*/4);
+    w.PodUnschedulable({"ns", "p0", "u-p0", "Unschedulable", "first"});
     {
       std::unique_lock l(gate_mu);
       gate_cv.wait(l, [&] { return gate_entered; });
     }
-    w.PodUnschedulable({"ns", "p0", "u0", "Unschedulable", "old"});
-    w.PodUnschedulable({"ns", "p0", "u0", "Unschedulable", "new"});
+    w.PodUnschedulable({"ns", "p0", "u-p0", "Unschedulable", "old"});
+    w.PodUnschedulable({"ns", "p0", "u-p0", "Unschedulable", "new"});
+    w.PodUnschedulable({"ns", "gone", "u-gone", "Unschedulable", "x"});  // never created: NotFound
     {
       std::lock_guard l(gate_mu);
       gate_open = true;
     }
     gate_cv.notify_all();
     ASSERT_TRUE(w.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
-    EXPECT_EQ(w.stats().pod_condition_errors.load(), 0);  // NotFound for "gate" (never created) is not an error
-    EXPECT_EQ(w.stats().pod_condition_writes.load(), 1);
+    EXPECT_EQ(w.stats().pod_condition_errors.load(), 0);  // NotFound for "gone" is not an error
+    EXPECT_EQ(w.stats().pod_condition_writes.load(), 2);
   }
+  EXPECT_EQ(p0_max_in_flight, 1);
+  EXPECT_EQ(p0_messages, (std::vector<std::string>{"first", "new"}));
   auto got = fc->Get(api::Pod::Resource(), "ns", "p0");
   ASSERT_TRUE(got.ok()) << got.status();
   const json& conds = (*got)["status"]["conditions"];
   ASSERT_EQ(conds.size(), 1u) << got->dump();
   EXPECT_EQ(conds[0]["message"], "new");
-  int patches = 0;
-  for (const auto& a : fc->Actions())
+  for (const auto& a : fc->Actions()) {
     if (a.verb == "patch" && a.name == "p0") {
-      ++patches;
       EXPECT_EQ(a.subresource, "status");
     }
-  EXPECT_EQ(patches, 1);
+  }
+}
+
+TEST(StatusWriterTest, DistinctObjectsAreWrittenInParallel) {
+  // Each write waits (up to 10 s) until four are in flight at once. One writer at a time, as before the pool,
+  // never gets there: each write times out alone and the test sees a peak of 1.
+  auto fc = std::make_shared<FakeClient>();
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  for (const auto& n : names) fc->Seed(api::Pod::Resource(), Pod(n));
+  std::mutex mu;
+  std::condition_variable cv;
+  int in_flight = 0, peak = 0;
+  fc->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb != "patch") return std::nullopt;
+    std::unique_lock l(mu);
+    peak = std::max(peak, ++in_flight);
+    cv.notify_all();
+    cv.wait_for(l, std::chrono::seconds(10), [&] { return peak >= 4; });
+    --in_flight;
+    return std::nullopt;
+  });
+  core::FakeClock clock;
+  StatusWriter w(fc, nullptr, &clock, "volcano", nullptr, /*workers=*/4);
+  for (const auto& n : names) w.PodUnschedulable({"ns", n, "u-" + n, "Unschedulable", "m"});
+  ASSERT_TRUE(w.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
+  EXPECT_EQ(w.stats().pod_condition_writes.load(), 4);
+  std::lock_guard l(mu);
+  EXPECT_EQ(peak, 4);
 }
 
 }  // namespace

@@ -73,6 +73,10 @@ struct SchedulerOptions {
   // Binds are latency-bound (one RPC each, ~50 ms on a busy API server): 64 in flight let a 128-pod gang bind
   // in a few hundred ms when the QPS limit allows; measured in bench/RESULTS.md (16 -> 64: p50 600 -> ~400 ms).
   int bind_workers = 64;
+  // PodGroup/Queue status and pod-condition writes in flight (the StatusWriter's pool). A vcjob's pods are
+  // created only after its PodGroup is written Inqueue, so with one writer small jobs were paced by one
+  // round trip at a time (bench/RESULTS.md, issue 12).
+  int status_workers = 16;
   std::chrono::seconds conf_poll{3};
   // Tephra-only: node label keys defining leaf/spine tiers when there are no HyperNodes (CoreOptions).
   std::vector<std::string> topology_label_keys;

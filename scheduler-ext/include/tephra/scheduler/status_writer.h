@@ -1,6 +1,10 @@
 // Writes what a cycle decided about objects other than pods: PodGroup status, Queue status.allocated and
-// Events. One background thread, so a slow API server never delays the scheduling loop; updates to the
-// same object coalesce (only the newest matters: each carries the full desired status).
+// Events. A pool of background workers, so a slow API server never delays the scheduling loop and one
+// write's round trip never holds up the next object's (a vcjob's pods are created only once its PodGroup
+// is written Inqueue, so this is on the critical path of every small job). Updates to the same object
+// coalesce (only the newest matters: each carries the full desired status), and one object is never
+// written by two workers at once: a newer status queued during a write waits for that write to finish.
+// PodGroups are taken before Queues, Queues before pod conditions.
 //
 // PodGroup: Volcano's CRD has no status subresource, so the whole object is PUT with its resourceVersion
 // as precondition; on 409 the object is re-read from the API server and the status re-applied (at most
@@ -24,10 +28,12 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tephra/api/scheduling.h"
 #include "tephra/core/clock.h"
@@ -74,8 +80,9 @@ class StatusWriter {
  public:
   // `recorder`: the process's EventRecorder; nullptr = one of the writer's own on `client`, with `component`
   // as the Events' source.
+  // `workers`: concurrent writes (at least 1).
   StatusWriter(kube::ClientPtr client, PodGroupLookup lookup, const core::Clock* clock,
-               std::string component = "volcano", kube::EventRecorder* recorder = nullptr);
+               std::string component = "volcano", kube::EventRecorder* recorder = nullptr, int workers = 16);
   ~StatusWriter();
 
   void PodGroup(sched::PodGroupStatusUpdate u);
@@ -94,11 +101,25 @@ class StatusWriter {
     int attempt = 0;
     std::chrono::steady_clock::time_point not_before;
   };
+  // One unit of work taken by a worker: which map it came from, its key, and its retry attempt.
+  enum class Kind { kPodGroup, kQueue, kPod };
+  struct QueueAllocation {
+    api::ResourceList allocated;
+    std::vector<std::string> cleared;
+  };
   void Run();
   static std::chrono::steady_clock::duration RetryDelay(int attempt);
   template <typename Map, typename RetryMap>
-  void TakeDueRetries(Map* batch, RetryMap* retry, std::chrono::steady_clock::time_point now);  // holds mu_
-  std::optional<std::chrono::steady_clock::time_point> NextRetry() const;                      // holds mu_
+  void TakeDueRetries(Map* pending, RetryMap* retry, Kind kind, std::chrono::steady_clock::time_point now);  // holds mu_
+  std::optional<std::chrono::steady_clock::time_point> NextRetry() const;                                   // holds mu_
+  // The first queued key of `m` that no worker is writing; holds mu_.
+  template <typename Map>
+  typename Map::iterator FirstIdle(Map& m, Kind kind);
+  bool HasIdleWork();  // holds mu_
+  static std::string FlightKey(Kind kind, const std::string& key);
+  void WritePodGroup(const std::string& key, sched::PodGroupStatusUpdate u, int attempt, const std::string& now);
+  void WriteQueue(const std::string& name, QueueAllocation alloc, int attempt);
+  void WritePod(const PodConditionSpec& c, const std::string& now);
 
   kube::ClientPtr client_;
   PodGroupLookup lookup_;
@@ -109,18 +130,15 @@ class StatusWriter {
   std::mutex mu_;
   std::condition_variable cv_, idle_cv_;
   std::map<std::string, sched::PodGroupStatusUpdate> pg_;  // key -> newest desired status
-  struct QueueAllocation {
-    api::ResourceList allocated;
-    std::vector<std::string> cleared;
-  };
   std::map<std::string, QueueAllocation> queues_;
   std::map<std::string, PodConditionSpec> pods_;  // uid -> newest condition
   std::map<std::string, Retry<sched::PodGroupStatusUpdate>> pg_retry_;
   std::map<std::string, Retry<QueueAllocation>> queue_retry_;
-  std::map<std::string, int> attempts_;  // writer thread only: retry attempt of each key in the current batch
-  bool busy_ = false, stopping_ = false;
+  std::map<std::string, int> attempts_;  // FlightKey -> retry attempt of a queued value that came from a retry
+  std::set<std::string> in_flight_;      // FlightKeys some worker is writing
+  bool stopping_ = false;
   StatusWriterStats stats_;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace tephra::scheduler
