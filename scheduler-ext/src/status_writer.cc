@@ -78,23 +78,23 @@ std::string StatusWriter::FlightKey(Kind kind, const std::string& key) {
 
 void StatusWriter::PodGroup(sched::PodGroupStatusUpdate u) {
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     std::string key = u.job;
     pg_retry_.erase(key);  // superseded: the newest desired status is the only one worth writing
     attempts_.erase(FlightKey(Kind::kPodGroup, key));
     pg_[key] = std::move(u);
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void StatusWriter::Queue(const std::string& name, api::ResourceList allocated, std::vector<std::string> cleared) {
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     queue_retry_.erase(name);
     attempts_.erase(FlightKey(Kind::kQueue, name));
     queues_[name] = {std::move(allocated), std::move(cleared)};
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 std::chrono::steady_clock::duration StatusWriter::RetryDelay(int attempt) {
@@ -164,32 +164,39 @@ api::json PodUnschedulablePatch(const PodConditionSpec& c, const std::string& no
 
 void StatusWriter::PodUnschedulable(PodConditionSpec c) {
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     std::string key = c.uid.empty() ? c.ns + "/" + c.name : c.uid;
     pods_[key] = std::move(c);
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void StatusWriter::Stop() {
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
   if (own_recorder_) own_recorder_->Shutdown();
 }
 
+bool StatusWriter::Idle() const {
+  return in_flight_.empty() && pg_.empty() && queues_.empty() && pods_.empty() && pg_retry_.empty() &&
+         queue_retry_.empty();
+}
+
 bool StatusWriter::WaitIdle(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock l(mu_);
-  return idle_cv_.wait_until(l, deadline, [&] {
-    return in_flight_.empty() && pg_.empty() && queues_.empty() && pods_.empty() && pg_retry_.empty() &&
-           queue_retry_.empty();
-  }) && recorder_->Flush(std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::max(std::chrono::steady_clock::duration::zero(), deadline - std::chrono::steady_clock::now())));
+  {
+    core::MutexLock l(mu_);
+    while (!Idle()) {
+      if (idle_cv_.WaitUntil(l, deadline) == std::cv_status::timeout && !Idle()) return false;
+    }
+  }
+  return recorder_->Flush(std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::max(std::chrono::steady_clock::duration::zero(), deadline - std::chrono::steady_clock::now())));
 }
 
 // A failed write (API server down, timeout, 5xx, a conflict that kept repeating) is kept and retried with
@@ -201,7 +208,7 @@ void StatusWriter::WritePodGroup(const std::string& key, sched::PodGroupStatusUp
   if (s.ok() || core::IsNotFound(s)) return;
   stats_.podgroup_errors++;
   kube::log::Warn("podgroup status write failed; will retry").Kv("podgroup", key).Kv("error", s);
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   if (stopping_ || pg_.count(key)) return;
   pg_retry_[key] = {std::move(u), attempt + 1, std::chrono::steady_clock::now() + RetryDelay(attempt)};
 }
@@ -219,7 +226,7 @@ void StatusWriter::WriteQueue(const std::string& name, QueueAllocation alloc, in
   if (core::IsNotFound(r.status())) return;
   stats_.queue_errors++;
   kube::log::Warn("queue status write failed; will retry").Kv("queue", name).Kv("error", r.status());
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   if (stopping_ || queues_.count(name)) return;
   queue_retry_[name] = {std::move(alloc), attempt + 1, std::chrono::steady_clock::now() + RetryDelay(attempt)};
 }
@@ -244,7 +251,7 @@ void StatusWriter::Run() {
     std::optional<QueueAllocation> queue;
     std::optional<PodConditionSpec> pod;
     {
-      std::unique_lock l(mu_);
+      core::MutexLock l(mu_);
       for (;;) {
         if (stopping_) return;
         const auto now = std::chrono::steady_clock::now();
@@ -252,19 +259,25 @@ void StatusWriter::Run() {
         TakeDueRetries(&queues_, &queue_retry_, Kind::kQueue, now);
         if (HasIdleWork()) break;
         auto next = NextRetry();
-        if (next) cv_.wait_until(l, *next);
-        else cv_.wait(l);
+        if (next) cv_.WaitUntil(l, *next);
+        else cv_.Wait(l);
       }
-      auto take = [&](auto& m, Kind k, auto& out) {
-        auto it = FirstIdle(m, k);
-        if (it == m.end()) return false;
-        kind = k;
+      if (auto it = FirstIdle(pg_, Kind::kPodGroup); it != pg_.end()) {
+        kind = Kind::kPodGroup;
         key = it->first;
-        out = std::move(it->second);
-        m.erase(it);
-        return true;
-      };
-      if (!take(pg_, Kind::kPodGroup, pg) && !take(queues_, Kind::kQueue, queue)) take(pods_, Kind::kPod, pod);
+        pg = std::move(it->second);
+        pg_.erase(it);
+      } else if (auto qt = FirstIdle(queues_, Kind::kQueue); qt != queues_.end()) {
+        kind = Kind::kQueue;
+        key = qt->first;
+        queue = std::move(qt->second);
+        queues_.erase(qt);
+      } else if (auto pt = FirstIdle(pods_, Kind::kPod); pt != pods_.end()) {
+        kind = Kind::kPod;
+        key = pt->first;
+        pod = std::move(pt->second);
+        pods_.erase(pt);
+      }
       const std::string fk = FlightKey(kind, key);
       if (auto a = attempts_.find(fk); a != attempts_.end()) {
         attempt = a->second;
@@ -277,12 +290,12 @@ void StatusWriter::Run() {
     else if (queue) WriteQueue(key, std::move(*queue), attempt);
     else if (pod) WritePod(*pod, now);
     {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       in_flight_.erase(FlightKey(kind, key));
     }
     // A newer value for this key may have been waiting for this write; and WaitIdle may be satisfied now.
-    cv_.notify_one();
-    idle_cv_.notify_all();
+    cv_.NotifyOne();
+    idle_cv_.NotifyAll();
   }
 }
 

@@ -23,7 +23,6 @@
 // aggregation, a bounded queue that drops and counts).
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -37,6 +36,7 @@
 
 #include "tephra/api/scheduling.h"
 #include "tephra/core/clock.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/events.h"
 #include "tephra/sched/resource.h"
@@ -85,13 +85,14 @@ class StatusWriter {
                std::string component = "volcano", kube::EventRecorder* recorder = nullptr, int workers = 16);
   ~StatusWriter();
 
-  void PodGroup(sched::PodGroupStatusUpdate u);
+  void PodGroup(sched::PodGroupStatusUpdate u) TEPHRA_EXCLUDES(mu_);
   // `cleared`: resource names whose allocation is zero (removed from status.allocated).
-  void Queue(const std::string& name, api::ResourceList allocated, std::vector<std::string> cleared = {});
+  void Queue(const std::string& name, api::ResourceList allocated, std::vector<std::string> cleared = {})
+      TEPHRA_EXCLUDES(mu_);
   void Event(EventSpec e);
-  void PodUnschedulable(PodConditionSpec c);
-  void Stop();
-  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+  void PodUnschedulable(PodConditionSpec c) TEPHRA_EXCLUDES(mu_);
+  void Stop() TEPHRA_EXCLUDES(mu_);
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline) TEPHRA_EXCLUDES(mu_);
   const StatusWriterStats& stats() const { return stats_; }
 
  private:
@@ -107,18 +108,21 @@ class StatusWriter {
     api::ResourceList allocated;
     std::vector<std::string> cleared;
   };
-  void Run();
+  void Run() TEPHRA_EXCLUDES(mu_);
   static std::chrono::steady_clock::duration RetryDelay(int attempt);
   template <typename Map, typename RetryMap>
-  void TakeDueRetries(Map* pending, RetryMap* retry, Kind kind, std::chrono::steady_clock::time_point now);  // holds mu_
-  std::optional<std::chrono::steady_clock::time_point> NextRetry() const;                                   // holds mu_
-  // The first queued key of `m` that no worker is writing; holds mu_.
+  void TakeDueRetries(Map* pending, RetryMap* retry, Kind kind, std::chrono::steady_clock::time_point now)
+      TEPHRA_REQUIRES(mu_);
+  std::optional<std::chrono::steady_clock::time_point> NextRetry() const TEPHRA_REQUIRES(mu_);
+  // The first queued key of `m` that no worker is writing.
   template <typename Map>
-  typename Map::iterator FirstIdle(Map& m, Kind kind);
-  bool HasIdleWork();  // holds mu_
+  typename Map::iterator FirstIdle(Map& m, Kind kind) TEPHRA_REQUIRES(mu_);
+  bool HasIdleWork() TEPHRA_REQUIRES(mu_);
+  bool Idle() const TEPHRA_REQUIRES(mu_);  // nothing queued, retrying or in flight
   static std::string FlightKey(Kind kind, const std::string& key);
-  void WritePodGroup(const std::string& key, sched::PodGroupStatusUpdate u, int attempt, const std::string& now);
-  void WriteQueue(const std::string& name, QueueAllocation alloc, int attempt);
+  void WritePodGroup(const std::string& key, sched::PodGroupStatusUpdate u, int attempt, const std::string& now)
+      TEPHRA_EXCLUDES(mu_);
+  void WriteQueue(const std::string& name, QueueAllocation alloc, int attempt) TEPHRA_EXCLUDES(mu_);
   void WritePod(const PodConditionSpec& c, const std::string& now);
 
   kube::ClientPtr client_;
@@ -127,16 +131,17 @@ class StatusWriter {
   std::string component_;
   std::unique_ptr<kube::EventRecorder> own_recorder_;
   kube::EventRecorder* recorder_;
-  std::mutex mu_;
-  std::condition_variable cv_, idle_cv_;
-  std::map<std::string, sched::PodGroupStatusUpdate> pg_;  // key -> newest desired status
-  std::map<std::string, QueueAllocation> queues_;
-  std::map<std::string, PodConditionSpec> pods_;  // uid -> newest condition
-  std::map<std::string, Retry<sched::PodGroupStatusUpdate>> pg_retry_;
-  std::map<std::string, Retry<QueueAllocation>> queue_retry_;
-  std::map<std::string, int> attempts_;  // FlightKey -> retry attempt of a queued value that came from a retry
-  std::set<std::string> in_flight_;      // FlightKeys some worker is writing
-  bool stopping_ = false;
+  mutable core::Mutex mu_;
+  core::CondVar cv_, idle_cv_;
+  std::map<std::string, sched::PodGroupStatusUpdate> pg_ TEPHRA_GUARDED_BY(mu_);  // key -> newest desired status
+  std::map<std::string, QueueAllocation> queues_ TEPHRA_GUARDED_BY(mu_);
+  std::map<std::string, PodConditionSpec> pods_ TEPHRA_GUARDED_BY(mu_);  // uid -> newest condition
+  std::map<std::string, Retry<sched::PodGroupStatusUpdate>> pg_retry_ TEPHRA_GUARDED_BY(mu_);
+  std::map<std::string, Retry<QueueAllocation>> queue_retry_ TEPHRA_GUARDED_BY(mu_);
+  // FlightKey -> retry attempt of a queued value that came from a retry.
+  std::map<std::string, int> attempts_ TEPHRA_GUARDED_BY(mu_);
+  std::set<std::string> in_flight_ TEPHRA_GUARDED_BY(mu_);  // FlightKeys some worker is writing
+  bool stopping_ TEPHRA_GUARDED_BY(mu_) = false;
   StatusWriterStats stats_;
   std::vector<std::thread> threads_;
 };
