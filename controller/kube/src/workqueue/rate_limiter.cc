@@ -8,7 +8,7 @@ namespace tephra::kube {
 Duration ItemExponentialFailureRateLimiter::When(const std::string& item) {
   int n;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     n = failures_[item]++;
   }
   // Computed in double so 2^n cannot overflow before the cap applies.
@@ -18,12 +18,12 @@ Duration ItemExponentialFailureRateLimiter::When(const std::string& item) {
 }
 
 void ItemExponentialFailureRateLimiter::Forget(const std::string& item) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   failures_.erase(item);
 }
 
 int ItemExponentialFailureRateLimiter::NumRequeues(const std::string& item) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto it = failures_.find(item);
   return it == failures_.end() ? 0 : it->second;
 }
@@ -32,7 +32,7 @@ BucketRateLimiter::BucketRateLimiter(double qps, int burst, const core::Clock& c
     : qps_(qps), burst_(burst), clock_(clock), tokens_(burst), last_(clock.Now()) {}
 
 Duration BucketRateLimiter::When(const std::string&) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto now = clock_.Now();
   if (now > last_) {
     double elapsed = std::chrono::duration<double>(now - last_).count();

@@ -33,10 +33,10 @@ WorkQueue::WorkQueue(WorkQueueOptions opts)
 WorkQueue::~WorkQueue() {
   ShutDown();
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     stop_timer_ = true;
   }
-  timer_cond_.notify_all();
+  timer_cond_.NotifyAll();
   if (timer_.joinable()) timer_.join();
 }
 
@@ -48,16 +48,16 @@ void WorkQueue::AddLocked(const std::string& key) {
   queue_.push_back(key);
   added_at_[key] = clock_.Now();
   if (depth_) depth_->Set(static_cast<double>(queue_.size()));
-  cond_.notify_one();
+  cond_.NotifyOne();
 }
 
 void WorkQueue::Add(const std::string& key) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   AddLocked(key);
 }
 
 void WorkQueue::AddAfter(const std::string& key, Duration delay) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   if (shutting_down_) return;
   if (delay <= Duration::zero()) {
     AddLocked(key);
@@ -78,7 +78,7 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay) {
   waiting_at_[key] = ready;
   bool new_head = waiting_.empty() || ready < waiting_.begin()->first;
   waiting_.emplace(ready, key);
-  if (new_head) timer_cond_.notify_all();
+  if (new_head) timer_cond_.NotifyAll();
 }
 
 void WorkQueue::AddRateLimited(const std::string& key) {
@@ -106,20 +106,20 @@ std::string WorkQueue::PopLocked() {
 }
 
 std::optional<std::string> WorkQueue::Get() {
-  std::unique_lock<std::mutex> l(mu_);
-  cond_.wait(l, [&] { return !queue_.empty() || shutting_down_; });
+  core::MutexLock l(mu_);
+  while (queue_.empty() && !shutting_down_) cond_.Wait(l);
   if (queue_.empty()) return std::nullopt;
   return PopLocked();
 }
 
 std::optional<std::string> WorkQueue::TryGet() {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   if (queue_.empty()) return std::nullopt;
   return PopLocked();
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto it = processing_.find(key);
   if (it == processing_.end()) return;
   if (work_duration_) work_duration_->Observe(Seconds(clock_.Now() - it->second));
@@ -130,47 +130,47 @@ void WorkQueue::Done(const std::string& key) {
     queue_.push_back(key);
     added_at_[key] = clock_.Now();
     if (depth_) depth_->Set(static_cast<double>(queue_.size()));
-    cond_.notify_one();
+    cond_.NotifyOne();
   } else if (processing_.empty()) {
-    drain_cond_.notify_all();
+    drain_cond_.NotifyAll();
   }
 }
 
 void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   shutting_down_ = true;
   waiting_.clear();
   waiting_at_.clear();
-  cond_.notify_all();
-  timer_cond_.notify_all();
+  cond_.NotifyAll();
+  timer_cond_.NotifyAll();
 }
 
 void WorkQueue::ShutDownWithDrain() {
   ShutDown();
-  std::unique_lock<std::mutex> l(mu_);
-  drain_cond_.wait(l, [&] { return processing_.empty(); });
+  core::MutexLock l(mu_);
+  while (!processing_.empty()) drain_cond_.Wait(l);
 }
 
 bool WorkQueue::ShuttingDown() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return shutting_down_;
 }
 
 size_t WorkQueue::Len() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return queue_.size();
 }
 size_t WorkQueue::NumDelayed() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return waiting_.size();
 }
 size_t WorkQueue::NumProcessing() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return processing_.size();
 }
 
 std::optional<core::Clock::TimePoint> WorkQueue::Tick() {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto now = clock_.Now();
   while (!waiting_.empty() && waiting_.begin()->first <= now) {
     std::string key = waiting_.begin()->second;
@@ -185,16 +185,18 @@ std::optional<core::Clock::TimePoint> WorkQueue::Tick() {
 void WorkQueue::TimerLoop() {
   while (true) {
     auto next = Tick();
-    std::unique_lock<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     if (stop_timer_) return;
     if (!next) {
-      timer_cond_.wait(l, [&] { return stop_timer_ || !waiting_.empty(); });
+      while (!stop_timer_ && waiting_.empty()) timer_cond_.Wait(l);
     } else {
       // Sleep for the remaining time as measured by the injected clock; with a RealClock this is exact,
       // with a FakeClock the owner calls Tick() instead of relying on this thread.
-      auto remaining = *next - clock_.Now();
-      timer_cond_.wait_for(l, std::max(remaining, core::Clock::TimePoint::duration::zero()),
-                           [&] { return stop_timer_ || (!waiting_.empty() && waiting_.begin()->first < *next); });
+      const auto until = std::chrono::steady_clock::now() +
+                         std::max(*next - clock_.Now(), core::Clock::TimePoint::duration::zero());
+      while (!stop_timer_ && (waiting_.empty() || waiting_.begin()->first >= *next)) {
+        if (timer_cond_.WaitUntil(l, until) == std::cv_status::timeout) break;
+      }
     }
     if (stop_timer_) return;
   }

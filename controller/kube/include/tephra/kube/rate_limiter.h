@@ -7,11 +7,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "tephra/core/clock.h"
+#include "tephra/core/thread_annotations.h"
 
 namespace tephra::kube {
 
@@ -38,8 +38,8 @@ class ItemExponentialFailureRateLimiter final : public RateLimiter {
 
  private:
   Duration base_, max_;
-  std::mutex mu_;
-  std::map<std::string, int> failures_;
+  core::Mutex mu_;
+  std::map<std::string, int> failures_ TEPHRA_GUARDED_BY(mu_);
 };
 
 // A token bucket shared by all items: each When() reserves one token and returns the wait until that
@@ -55,9 +55,9 @@ class BucketRateLimiter final : public RateLimiter {
   double qps_;
   double burst_;
   const core::Clock& clock_;
-  std::mutex mu_;
-  double tokens_;
-  core::Clock::TimePoint last_;
+  core::Mutex mu_;
+  double tokens_ TEPHRA_GUARDED_BY(mu_);
+  core::Clock::TimePoint last_ TEPHRA_GUARDED_BY(mu_);
 };
 
 // The maximum of several limiters' delays; NumRequeues is the maximum too.

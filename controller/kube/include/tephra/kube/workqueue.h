@@ -12,12 +12,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,6 +25,7 @@
 #include <vector>
 
 #include "tephra/core/clock.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/metrics.h"
 #include "tephra/kube/rate_limiter.h"
 
@@ -48,56 +47,56 @@ class WorkQueue {
   WorkQueue& operator=(const WorkQueue&) = delete;
 
   // Ignored after shutdown.
-  void Add(const std::string& key);
+  void Add(const std::string& key) TEPHRA_EXCLUDES(mu_);
   // delay <= 0 is Add(). A key already waiting keeps the earlier of its two ready times.
-  void AddAfter(const std::string& key, Duration delay);
+  void AddAfter(const std::string& key, Duration delay) TEPHRA_EXCLUDES(mu_);
   void AddRateLimited(const std::string& key);
   void Forget(const std::string& key);
   int NumRequeues(const std::string& key);
 
   // Blocks until a key is available; nullopt once the queue is shut down and empty. The caller must call
   // Done(key) when finished with it.
-  std::optional<std::string> Get();
+  std::optional<std::string> Get() TEPHRA_EXCLUDES(mu_);
   // Like Get but returns nullopt immediately if nothing is ready (for single-threaded tests and benches).
-  std::optional<std::string> TryGet();
-  void Done(const std::string& key);
+  std::optional<std::string> TryGet() TEPHRA_EXCLUDES(mu_);
+  void Done(const std::string& key) TEPHRA_EXCLUDES(mu_);
 
   // Stops accepting keys; Get() keeps returning what is already queued, then nullopt. Delayed keys are dropped.
-  void ShutDown();
+  void ShutDown() TEPHRA_EXCLUDES(mu_);
   // ShutDown, then wait until every key handed out has been Done().
-  void ShutDownWithDrain();
-  bool ShuttingDown() const;
+  void ShutDownWithDrain() TEPHRA_EXCLUDES(mu_);
+  bool ShuttingDown() const TEPHRA_EXCLUDES(mu_);
 
   // Keys ready to be handed out (not counting in-flight or delayed ones).
-  size_t Len() const;
-  size_t NumDelayed() const;
-  size_t NumProcessing() const;
+  size_t Len() const TEPHRA_EXCLUDES(mu_);
+  size_t NumDelayed() const TEPHRA_EXCLUDES(mu_);
+  size_t NumProcessing() const TEPHRA_EXCLUDES(mu_);
 
   // Moves delayed keys whose time has come (on the injected clock) into the queue; returns the next
   // pending ready time, if any.
-  std::optional<core::Clock::TimePoint> Tick();
+  std::optional<core::Clock::TimePoint> Tick() TEPHRA_EXCLUDES(mu_);
 
  private:
-  void AddLocked(const std::string& key);
-  std::string PopLocked();
-  void TimerLoop();
+  void AddLocked(const std::string& key) TEPHRA_REQUIRES(mu_);
+  std::string PopLocked() TEPHRA_REQUIRES(mu_);
+  void TimerLoop() TEPHRA_EXCLUDES(mu_);
 
   const core::Clock& clock_;
   std::unique_ptr<RateLimiter> limiter_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cond_;        // workers waiting for keys
-  std::condition_variable drain_cond_;  // ShutDownWithDrain waiting for in-flight keys
-  std::condition_variable timer_cond_;  // timer thread waiting for the next ready time
-  std::deque<std::string> queue_;
-  std::unordered_set<std::string> dirty_;
-  std::unordered_map<std::string, core::Clock::TimePoint> processing_;  // key -> when handed out
-  std::unordered_map<std::string, core::Clock::TimePoint> added_at_;    // key -> when queued (latency)
+  mutable core::Mutex mu_;
+  core::CondVar cond_;        // workers waiting for keys
+  core::CondVar drain_cond_;  // ShutDownWithDrain waiting for in-flight keys
+  core::CondVar timer_cond_;  // timer thread waiting for the next ready time
+  std::deque<std::string> queue_ TEPHRA_GUARDED_BY(mu_);
+  std::unordered_set<std::string> dirty_ TEPHRA_GUARDED_BY(mu_);
+  std::unordered_map<std::string, core::Clock::TimePoint> processing_ TEPHRA_GUARDED_BY(mu_);  // key -> when handed out
+  std::unordered_map<std::string, core::Clock::TimePoint> added_at_ TEPHRA_GUARDED_BY(mu_);  // key -> when queued
   // Delayed keys: ready time -> keys, plus the reverse index so a key waits once.
-  std::multimap<core::Clock::TimePoint, std::string> waiting_;
-  std::unordered_map<std::string, core::Clock::TimePoint> waiting_at_;
-  bool shutting_down_ = false;
-  bool stop_timer_ = false;
+  std::multimap<core::Clock::TimePoint, std::string> waiting_ TEPHRA_GUARDED_BY(mu_);
+  std::unordered_map<std::string, core::Clock::TimePoint> waiting_at_ TEPHRA_GUARDED_BY(mu_);
+  bool shutting_down_ TEPHRA_GUARDED_BY(mu_) = false;
+  bool stop_timer_ TEPHRA_GUARDED_BY(mu_) = false;
 
   // Metrics (nullptr when the queue has no name).
   metrics::Gauge* depth_ = nullptr;
