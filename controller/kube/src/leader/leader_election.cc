@@ -106,19 +106,19 @@ LeaderElector::LeaderElector(ClientPtr client, LeaderElectionConfig config, cons
 LeaderElector::~LeaderElector() { Stop(); }
 
 bool LeaderElector::IsLeader() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return state_ == State::kLeader;
 }
 LeaderElector::State LeaderElector::state() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return state_;
 }
 std::string LeaderElector::GetLeader() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return observed_.holder_identity;
 }
 LeaderElectionRecord LeaderElector::observed_record() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return observed_;
 }
 
@@ -126,7 +126,7 @@ std::chrono::nanoseconds LeaderElector::Jittered() {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   double f;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     f = u(rng_);
   }
   auto base = std::chrono::duration_cast<std::chrono::nanoseconds>(config_.retry_period);
@@ -157,7 +157,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     auto created = client_->Create(kLeases, config_.lock_namespace, lease);
     if (!created.ok()) return false;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      core::MutexLock l(mu_);
       if (observed_.holder_identity != rec.holder_identity) new_leader = rec.holder_identity;
       observed_ = rec;
       observed_rv_ = created->value("/metadata/resourceVersion"_json_pointer, "");
@@ -172,7 +172,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   std::string rv = got->value("/metadata/resourceVersion"_json_pointer, "");
   bool we_hold = old.holder_identity == config_.identity;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     if (!have_observed_ || !(old == observed_)) {
       if (observed_.holder_identity != old.holder_identity) new_leader = old.holder_identity;
       observed_ = old;
@@ -185,7 +185,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   new_leader.reset();
   {
     // Someone else holds it and we have not gone a full lease duration without seeing it change.
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     if (!old.holder_identity.empty() && !we_hold && observed_time_ + config_.lease_duration > now) return false;
   }
 
@@ -206,7 +206,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     return false;
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     if (observed_.holder_identity != rec.holder_identity) new_leader = rec.holder_identity;
     observed_ = rec;
     observed_rv_ = updated->value("/metadata/resourceVersion"_json_pointer, "");
@@ -219,7 +219,7 @@ bool LeaderElector::TryAcquireOrRenew() {
 std::optional<std::chrono::nanoseconds> LeaderElector::Poll() {
   State st;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     st = state_;
   }
   if (st == State::kStopped) return std::nullopt;
@@ -227,7 +227,7 @@ std::optional<std::chrono::nanoseconds> LeaderElector::Poll() {
   if (st == State::kFollower) {
     if (!TryAcquireOrRenew()) return Jittered();
     {
-      std::lock_guard<std::mutex> l(mu_);
+      core::MutexLock l(mu_);
       state_ = State::kLeader;
       renew_round_start_ = clock_.Now() + retry;
     }
@@ -239,18 +239,18 @@ std::optional<std::chrono::nanoseconds> LeaderElector::Poll() {
   // Leader: renew. A round starts one RetryPeriod after the last good renew; give up RenewDeadline later.
   const auto now = clock_.Now();
   if (TryAcquireOrRenew()) {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     renew_round_start_ = now + retry;
     return retry;
   }
   core::Clock::TimePoint round_start;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     round_start = renew_round_start_;
   }
   if (now - round_start < config_.renew_deadline) return retry;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     state_ = State::kStopped;
   }
   log::Error("leader election lost: failed to renew lease within renewDeadline")
@@ -261,49 +261,52 @@ std::optional<std::chrono::nanoseconds> LeaderElector::Poll() {
 
 void LeaderElector::Run() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     if (running_ || state_ == State::kStopped) return;
     running_ = true;
   }
   while (true) {
     auto d = Poll();
-    std::unique_lock<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     if (!d || stop_requested_) break;
     // Sleeps on the real steady clock: Run() is for production; tests call Poll() on a FakeClock.
-    cv_.wait_for(l, *d, [&] { return stop_requested_; });
+    const auto until = std::chrono::steady_clock::now() + *d;
+    while (!stop_requested_) {
+      if (cv_.WaitUntil(l, until) == std::cv_status::timeout) break;
+    }
     if (stop_requested_) break;
   }
   bool stop;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     stop = stop_requested_;
   }
   if (stop) Finish();
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   running_ = false;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void LeaderElector::Stop() {
-  std::unique_lock<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   if (stop_requested_) {
-    cv_.wait(l, [&] { return !running_; });
+    while (running_) cv_.Wait(l);
     return;
   }
   stop_requested_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (running_) {
-    cv_.wait(l, [&] { return !running_; });
+    while (running_) cv_.Wait(l);
     return;
   }
-  l.unlock();
+  l.Unlock();
   Finish();
 }
 
 void LeaderElector::Finish() {
   bool was_leader;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     was_leader = state_ == State::kLeader;
     state_ = State::kStopped;
   }
@@ -326,7 +329,7 @@ void LeaderElector::Release() {
     log::Warn("failed to release lease").Kv("lease", config_.lock_name).Kv("error", updated.status());
     return;
   }
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   observed_ = rec;
   log::Info("released lease").Kv("lease", config_.lock_namespace + "/" + config_.lock_name);
 }

@@ -6,7 +6,7 @@ namespace tephra::kube {
 void WatchCanceller::Cancel() {
   std::function<void()> cb;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     if (cancelled_) return;
     cancelled_ = true;
     cb = std::move(cb_);
@@ -16,19 +16,19 @@ void WatchCanceller::Cancel() {
 }
 
 bool WatchCanceller::cancelled() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return cancelled_;
 }
 
 bool WatchCanceller::SetCallback(std::function<void()> cb) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   if (cancelled_) return false;
   cb_ = std::move(cb);
   return true;
 }
 
 void WatchCanceller::ClearCallback() {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   cb_ = nullptr;
 }
 

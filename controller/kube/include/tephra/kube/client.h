@@ -20,6 +20,7 @@
 #include "tephra/api/codec.h"
 #include "tephra/api/meta.h"
 #include "tephra/core/status.h"
+#include "tephra/core/thread_annotations.h"
 
 namespace tephra::kube {
 
@@ -39,9 +40,9 @@ class WatchCanceller {
   void ClearCallback();
 
  private:
-  mutable std::mutex mu_;
-  bool cancelled_ = false;
-  std::function<void()> cb_;
+  mutable core::Mutex mu_;
+  bool cancelled_ TEPHRA_GUARDED_BY(mu_) = false;
+  std::function<void()> cb_ TEPHRA_GUARDED_BY(mu_);
 };
 
 struct ListOptions {

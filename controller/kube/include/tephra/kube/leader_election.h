@@ -15,16 +15,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 
 #include "tephra/core/clock.h"
 #include "tephra/core/status.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 
 namespace tephra::kube {
@@ -89,25 +88,25 @@ class LeaderElector {
  private:
   LeaderElector(ClientPtr client, LeaderElectionConfig config, const core::Clock& clock);
   // client-go's tryAcquireOrRenew: true when we hold the lease after the call.
-  bool TryAcquireOrRenew();
-  void Release();
-  void Finish();  // after Stop: release if leading, fire on_stopped_leading
-  std::chrono::nanoseconds Jittered();
+  bool TryAcquireOrRenew() TEPHRA_EXCLUDES(mu_);
+  void Release() TEPHRA_EXCLUDES(mu_);
+  void Finish() TEPHRA_EXCLUDES(mu_);  // after Stop: release if leading, fire on_stopped_leading
+  std::chrono::nanoseconds Jittered() TEPHRA_EXCLUDES(mu_);
 
   ClientPtr client_;
   LeaderElectionConfig config_;
   const core::Clock& clock_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  State state_ = State::kFollower;
-  bool stop_requested_ = false;
-  bool running_ = false;  // Run() active
-  LeaderElectionRecord observed_;
-  std::string observed_rv_;
-  bool have_observed_ = false;
-  core::Clock::TimePoint observed_time_{};
-  core::Clock::TimePoint renew_round_start_{};
-  std::mt19937_64 rng_;
+  mutable core::Mutex mu_;
+  core::CondVar cv_;
+  State state_ TEPHRA_GUARDED_BY(mu_) = State::kFollower;
+  bool stop_requested_ TEPHRA_GUARDED_BY(mu_) = false;
+  bool running_ TEPHRA_GUARDED_BY(mu_) = false;  // Run() active
+  LeaderElectionRecord observed_ TEPHRA_GUARDED_BY(mu_);
+  std::string observed_rv_ TEPHRA_GUARDED_BY(mu_);
+  bool have_observed_ TEPHRA_GUARDED_BY(mu_) = false;
+  core::Clock::TimePoint observed_time_ TEPHRA_GUARDED_BY(mu_){};
+  core::Clock::TimePoint renew_round_start_ TEPHRA_GUARDED_BY(mu_){};
+  std::mt19937_64 rng_ TEPHRA_GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::kube
