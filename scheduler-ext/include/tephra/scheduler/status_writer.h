@@ -102,7 +102,8 @@ class StatusWriter {
     int attempt = 0;
     std::chrono::steady_clock::time_point not_before;
   };
-  // One unit of work taken by a worker: which map it came from, its key, and its retry attempt.
+  // Which pending map a key belongs to; FlightKey prefixes keys with it, so a PodGroup and a pod of the same
+  // name are different objects in in_flight_.
   enum class Kind { kPodGroup, kQueue, kPod };
   struct QueueAllocation {
     api::ResourceList allocated;
