@@ -89,9 +89,9 @@ int Run(const NodesimFlags& f) {
   auto* writes = &reg.AddCounter("tephra_nodesim_writes_total", "API writes by the node simulator, by kind", {"kind"});
   auto* write_errors = reg.AddCounter("tephra_nodesim_write_errors_total", "Failed API writes by the node simulator").With({});
   auto* registered = reg.AddGauge("tephra_nodesim_registered_nodes", "Simulated nodes registered").With({});
-  auto* tracked = reg.AddGauge("tephra_nodesim_tracked_pods", "Pods bound to simulated nodes and tracked").With({});
+  auto* tracked = reg.AddGauge("tephra_nodesim_tracked_pods", "Pods bound to simulated nodes and tracked, finished ones included").With({});
   auto* confirmed = reg.AddCounter("tephra_nodesim_finished_terminating_deletes_total",
-                                   "Pods that finished while Terminating and were then deleted with grace 0")
+                                   "Finished pods that were given a deletionTimestamp and then deleted by the simulated kubelet (grace 0)")
                         .With({});
   mgr.AddCollector([&] {
     const auto& st = sim.stats();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <unordered_set>
 
 #include "tephra/kube/log.h"
 #include "tephra/kube/rate_limiter.h"
@@ -14,7 +15,9 @@ using core::Status;
 using kube::log::Info;
 using kube::log::Warn;
 
-constexpr const char* kPodFieldSelector = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
+// Every bound pod, finished ones included, as a kubelet watches its node's pods (docs/nodesim.md, "Finished
+// pods stay watched"): a finished pod can still be given a deletionTimestamp, and only we can complete it.
+constexpr const char* kPodFieldSelector = "spec.nodeName!=";
 
 // resourceVersion as a number for "is this older than what I have" checks. etcd-backed servers use
 // integers; anything else compares as unknown (-1) and is accepted.
@@ -58,47 +61,29 @@ std::string RandomSuffix() {
 
 }  // namespace
 
-// Keeps only pods bound to our nodes, as compact PodViews, and queues them.
+// Keeps only pods bound to our nodes, as compact PodViews, and queues them. A pod leaves the watch only when
+// it is deleted (the selector is on spec.nodeName, which never changes once set).
 class Simulator::PodSink final : public kube::ReflectorSink {
  public:
   explicit PodSink(Simulator* s) : s_(s) {}
   void Replace(std::vector<json>&& items) override {
-    std::unordered_map<std::string, bool> seen;
+    std::unordered_set<std::string> seen;
     for (const json& j : items) {
       auto v = DecodePodView(j);
-      if (v.ok()) seen[v->Key()] = true;
+      if (v.ok()) seen.insert(v->Key());
       s_->UpsertPod(j);
     }
-    std::vector<std::pair<std::string, std::string>> gone;  // key, uid
-    {
-      std::lock_guard l(s_->mu_);
-      for (auto it = s_->pods_.begin(); it != s_->pods_.end();) {
-        if (!seen.count(it->first)) {
-          gone.emplace_back(it->first, it->second.view.uid);
-          it = s_->pods_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
-    // Missed while the watch was down: deleted, finished, or finished while being deleted. Only the last
-    // needs us, and only a read can tell which.
-    for (const auto& [key, uid] : gone) s_->QueueConfirm(key, uid, false);
+    std::lock_guard l(s_->mu_);
+    std::erase_if(s_->pods_, [&](const auto& kv) { return !seen.count(kv.first); });
     items.clear();
   }
   void Apply(kube::WatchEvent::Type type, json&& object) override {
     if (type == kube::WatchEvent::Type::kDeleted) {
       auto v = DecodePodView(object);
       if (!v.ok()) return;
-      bool ours;
-      {
-        std::lock_guard l(s_->mu_);
-        ours = s_->node_state_.count(v->node_name) > 0;
-        auto it = s_->pods_.find(v->Key());
-        if (it != s_->pods_.end() && it->second.view.uid == v->uid) s_->pods_.erase(it);
-      }
-      // Left the watch by finishing while Terminating (the object is its state after the write).
-      if (ours && !v->deletion_timestamp.empty() && IsFinished(v->phase)) s_->QueueConfirm(v->Key(), v->uid, true);
+      std::lock_guard l(s_->mu_);
+      auto it = s_->pods_.find(v->Key());
+      if (it != s_->pods_.end() && it->second.view.uid == v->uid) s_->pods_.erase(it);
       return;
     }
     s_->UpsertPod(object);
@@ -300,8 +285,6 @@ void Simulator::Worker() {
   while (auto key = queue_->Get()) {
     if (key->rfind("p/", 0) == 0) {
       HandlePod(key->substr(2));
-    } else if (key->rfind("d/", 0) == 0) {
-      HandleConfirm(key->substr(2));
     } else if (key->rfind("n/", 0) == 0) {
       HandleNode(key->substr(2));
     }
@@ -430,69 +413,25 @@ bool Simulator::DeletePodNow(const std::string& key, const std::string& uid, con
   return true;
 }
 
-void Simulator::QueueConfirm(const std::string& key, const std::string& uid, bool verified) {
-  {
-    std::lock_guard l(mu_);
-    auto [it, inserted] = confirms_.try_emplace(key, PendingConfirm{uid, verified});
-    if (!inserted) {
-      // A namesake replaces the old entry; the same pod keeps the stronger knowledge.
-      if (it->second.uid != uid) it->second = PendingConfirm{uid, verified};
-      else it->second.verified = it->second.verified || verified;
-    }
-  }
-  if (started_) queue_->Add("d/" + key);
-}
-
-void Simulator::HandleConfirm(const std::string& key) {
-  const std::string qkey = "d/" + key;
-  PendingConfirm pc;
-  {
-    std::lock_guard l(mu_);
-    auto it = confirms_.find(key);
-    if (it == confirms_.end()) return;
-    pc = it->second;
-  }
-  auto done = [&] {
-    std::lock_guard l(mu_);
-    auto it = confirms_.find(key);
-    if (it != confirms_.end() && it->second.uid == pc.uid) confirms_.erase(it);
-    queue_->Forget(qkey);
-  };
-  if (!pc.verified) {
-    const auto slash = key.find('/');
-    auto got = client_->Get(PodResource(), key.substr(0, slash), key.substr(slash + 1));
-    if (!got.ok()) {
-      if (core::IsNotFound(got.status())) return done();
-      stats_.write_errors++;
-      queue_->AddRateLimited(qkey);
-      return;
-    }
-    auto v = DecodePodView(*got);
-    // Still running (the watch brings it back), finished without a deletion, or a namesake: not ours to delete.
-    if (!v.ok() || v->uid != pc.uid || v->deletion_timestamp.empty() || !IsFinished(v->phase)) return done();
-  }
-  if (!DeletePodNow(key, pc.uid, qkey)) return;
-  stats_.deletes_confirmed_after_finish++;
-  done();
-}
-
 void Simulator::HandlePod(const std::string& key) {
   const std::string qkey = "p/" + key;
   PodView view;
   std::string warned;
+  bool delete_sent = false;
   PodPlanContext ctx;
   ctx.now = WallNow();
   ctx.max_grace_seconds = opts_.max_grace_seconds;
   {
     std::lock_guard l(mu_);
     auto it = pods_.find(key);
-    if (it == pods_.end()) return;  // deleted or finished meanwhile
+    if (it == pods_.end()) return;  // deleted meanwhile
     view = it->second.view;
     warned = it->second.warned_uid;
+    delete_sent = it->second.deleted_uid == view.uid;
     auto nit = node_state_.find(view.node_name);
     if (nit == node_state_.end()) return;
     ctx.host_ip = NodeInternalIp(nit->second.spec->index);
-    if (view.pod_ip.empty() && view.phase != "Running") {
+    if (view.pod_ip.empty() && view.phase != "Running" && !IsFinished(view.phase)) {
       ctx.pod_ip = PodIp(nit->second.spec->index, nit->second.next_pod_ip++);
     }
   }
@@ -523,20 +462,19 @@ void Simulator::HandlePod(const std::string& key) {
       stats_.pod_status_writes++;
       if (plan.new_phase == "Running") stats_.pods_running++;
       else stats_.pods_finished++;
-      // Keep the written state (with its resourceVersion) so an older watch event cannot step the pod back;
-      // a finished pod is dropped when the field-selected watch reports it gone.
+      // Keep the written state (with its resourceVersion) so an older watch event cannot step the pod back.
+      // If the pod was deleted while we wrote its end, the response carries the deletionTimestamp and the
+      // re-plan this queues deletes it.
       UpsertPod(*r);
-      // Deleted while we wrote its end (a job restart deleting its pods as one finishes): the pod is now
-      // terminal and being deleted, so it leaves the field-selected watch and no later event would bring it
-      // back to us. Finish the deletion now, as a kubelet does, or it stays Terminating for ever.
-      if (plan.new_phase != "Running" && r->contains("metadata") && (*r)["metadata"].is_object() &&
-          (*r)["metadata"].contains("deletionTimestamp")) {
-        QueueConfirm(key, view.uid, true);
-      }
       break;
     }
     case PodPlan::Action::kDelete: {
+      if (delete_sent) break;
       if (!DeletePodNow(key, view.uid, qkey)) return;
+      if (IsFinished(view.phase)) stats_.deletes_confirmed_after_finish++;
+      std::lock_guard l(mu_);
+      auto it = pods_.find(key);
+      if (it != pods_.end()) it->second.deleted_uid = view.uid;
       break;
     }
   }

@@ -160,57 +160,71 @@ TEST_F(SimulatorTest, RunningUntilDeletedThenDeleted) {
   EXPECT_EQ(sim_->stats().pod_deletes.load(), 1);
 }
 
-// A pod that finishes while Terminating leaves the field-selected watch (the server sends DELETED for it), so
-// a failed confirmation could once never be retried: the pod stayed Terminating for ever (seen in e2e_churn).
-TEST_F(SimulatorTest, TerminatingPodThatFinishesIsStillDeleted) {
-  SeedPod("late", "tephra-sim-0", {});
-  std::atomic<bool> refuse_deletes{true};
+// A pod that is already Failed can still be given a deletionTimestamp the API server does not complete (a
+// finalizer, or a graceful delete that raced the final status write, seen in e2e_churn). Only the kubelet
+// finishes it. nodesim once watched only unfinished pods, never saw that change, and the pod stayed
+// Terminating for ever; its deletes failing for a while must not lose it either.
+TEST_F(SimulatorTest, FinishedPodGivenADeletionTimestampIsDeleted) {
+  SeedPod("late", "tephra-sim-0", {{kRunSecondsAnnotation, "0"}, {kExitCodeAnnotation, "3"}});
   std::atomic<int> refused{0};
   const auto test_thread = std::this_thread::get_id();  // the test's own delete goes through
   fake_->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
-    if (a.verb == "delete" && a.resource == "pods" && a.name == "late" && refuse_deletes &&
-        std::this_thread::get_id() != test_thread) {
+    if (a.verb == "delete" && a.resource == "pods" && a.name == "late" && std::this_thread::get_id() != test_thread &&
+        refused.load() < 3) {
       refused++;
       return core::UnavailableError("injected 503");
     }
     return std::nullopt;
   });
   StartSim();
-  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("late")) == "Running"; }));
-  // Terminating (the finalizer stands in for the grace period the fake does not have)...
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("late")) == "Failed"; }));
+  EXPECT_EQ(sim_->TrackedPods(), 1u) << "a finished pod stays watched";
+  // Terminating after it finished (the finalizer stands in for whatever keeps the server from completing it).
   ASSERT_TRUE(fake_->Patch(Simulator::PodResource(), "ns", "late", kube::PatchType::kMerge,
                            {{"metadata", {{"finalizers", {"test/hold"}}}}})
                   .ok());
   ASSERT_TRUE(fake_->Delete(Simulator::PodResource(), "ns", "late").ok());
-  ASSERT_TRUE(PollUntil([&] { return refused.load() >= 1; })) << "nodesim tried to confirm the deletion";
-  // ...and finished before the confirmation got through: the pod leaves nodesim's watch.
-  ASSERT_TRUE(fake_->Patch(Simulator::PodResource(), "ns", "late", kube::PatchType::kMerge,
-                           {{"status", {{"phase", "Failed"}}}}, "status")
-                  .ok());
-  ASSERT_TRUE(PollUntil([&] { return sim_->TrackedPods() == 0; }));
-  refuse_deletes = false;
-  EXPECT_TRUE(PollUntil([&] { return sim_->stats().deletes_confirmed_after_finish.load() == 1; }));
+  ASSERT_TRUE(PollUntil([&] { return sim_->stats().deletes_confirmed_after_finish.load() == 1; }))
+      << "refused " << refused.load() << ", deletes " << CountActions("delete", "pods", "late");
+  EXPECT_EQ(refused.load(), 3) << "the failed deletes were retried";
   EXPECT_EQ(sim_->stats().pod_deletes.load(), 1);
+  EXPECT_EQ(CountActions("delete", "pods", "late"), 1 + 3 + 1) << "the test's, three refused, one accepted";
 }
 
-// A relist that no longer lists a pod says nothing of why; the pod is read before anything is deleted, and a
-// finished pod that nobody deleted is left alone.
-TEST_F(SimulatorTest, RelistReadsGonePodsBeforeDeletingThem) {
+// A relist after a watch outage: a pod that finished meanwhile is kept (nobody deleted it), one that was
+// deleted is dropped, and one that finished and was then given a deletionTimestamp is deleted.
+TEST_F(SimulatorTest, RelistKeepsFinishedPodsDropsDeletedOnesAndCompletesTerminatingOnes) {
   SeedPod("done", "tephra-sim-1", {});
+  SeedPod("gone", "tephra-sim-1", {});
+  SeedPod("held", "tephra-sim-2", {});
   StartSim();
-  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("done")) == "Running"; }));
-  // The watch is down while the pod finishes (no event), then the reflector relists.
+  ASSERT_TRUE(PollUntil([&] {
+    return Phase(Pod("done")) == "Running" && Phase(Pod("gone")) == "Running" && Phase(Pod("held")) == "Running";
+  }));
+  ASSERT_EQ(sim_->TrackedPods(), 3u);
+  // The watch is down while these change (no events), then the reflector relists.
   fake_->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
     if (a.verb == "watch" && a.resource == "pods") return core::UnavailableError("injected watch outage");
     return std::nullopt;
   });
   fake_->CloseWatches();
-  ASSERT_TRUE(fake_->Patch(Simulator::PodResource(), "ns", "done", kube::PatchType::kMerge,
-                           {{"status", {{"phase", "Succeeded"}}}}, "status")
+  auto finish = [&](const char* name) {
+    ASSERT_TRUE(fake_->Patch(Simulator::PodResource(), "ns", name, kube::PatchType::kMerge,
+                             {{"status", {{"phase", "Succeeded"}}}}, "status")
+                    .ok());
+  };
+  finish("done");
+  finish("held");
+  ASSERT_TRUE(fake_->Patch(Simulator::PodResource(), "ns", "held", kube::PatchType::kMerge,
+                           {{"metadata", {{"finalizers", {"test/hold"}}}}})
                   .ok());
+  ASSERT_TRUE(fake_->Delete(Simulator::PodResource(), "ns", "held").ok());
+  ASSERT_TRUE(fake_->Delete(Simulator::PodResource(), "ns", "gone").ok());
   fake_->Compact();  // the next watch from the old resourceVersion gets 410: a relist
   fake_->SetFailureInjector(nullptr);
-  ASSERT_TRUE(PollUntil([&] { return sim_->TrackedPods() == 0 && CountActions("get", "pods", "done") >= 1; }));
+  ASSERT_TRUE(PollUntil([&] { return sim_->stats().deletes_confirmed_after_finish.load() == 1; }));
+  ASSERT_TRUE(PollUntil([&] { return sim_->TrackedPods() == 2; })) << "gone dropped; done and held kept";
+  EXPECT_EQ(CountActions("delete", "pods", "held"), 2) << "the test's, then nodesim's";
   EXPECT_EQ(CountActions("delete", "pods", "done"), 0);
   EXPECT_EQ(Phase(Pod("done")), "Succeeded");
 }

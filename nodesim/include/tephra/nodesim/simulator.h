@@ -3,14 +3,15 @@
 //
 // Threads and queues:
 //  - two reflectors (list+watch, kube::Reflector): nodes (all; ours are picked by name) and pods with
-//    spec.nodeName set and not yet Succeeded/Failed (pods of other nodes are dropped on arrival);
+//    spec.nodeName set, finished ones included, as a kubelet watches them (pods of other nodes are dropped
+//    on arrival);
 //  - a pod/node work queue (kube::WorkQueue: a key is queued once however often it changes, never handled by
 //    two workers at once, and can be scheduled for later) served by `workers` threads writing through
 //    `client` (whose QPS/burst limiter bounds the write rate);
 //  - a heartbeat queue for Leases served by `heartbeat_workers` threads through `heartbeat_client`, so pod
 //    traffic can never starve node liveness. Lease renewals are spread evenly over the renew interval.
 // Keys: "n/<node>" (register/adopt, then status every node_status_interval), "l/<node>" (lease),
-// "p/<ns>/<name>" (pod), "d/<ns>/<name>" (confirm the deletion of a pod that finished while being deleted).
+// "p/<ns>/<name>" (pod).
 // Every handler is level-based: it reads the latest state, so coalesced updates lose
 // nothing.
 #pragma once
@@ -60,7 +61,7 @@ struct SimulatorStats {
   std::atomic<int64_t> pods_running{0};    // Running writes
   std::atomic<int64_t> pods_finished{0};   // Succeeded/Failed writes
   std::atomic<int64_t> pod_deletes{0};
-  std::atomic<int64_t> deletes_confirmed_after_finish{0};  // Terminating pods that finished (see confirms_)
+  std::atomic<int64_t> deletes_confirmed_after_finish{0};  // finished pods given a deletionTimestamp
   std::atomic<int64_t> events{0};
   std::atomic<int64_t> write_errors{0};
 };
@@ -104,15 +105,9 @@ class Simulator {
     PodView view;
     int64_t rv = -1;
     std::string warned_uid;  // problems already reported for this pod uid
-  };
-  // A pod that reached Succeeded/Failed while it had a deletionTimestamp leaves the field-selected pod watch,
-  // so no later event would bring it back; unless it is deleted with grace 0 (what a kubelet does once the
-  // containers are gone) it stays Terminating for ever. Entries live here, outside pods_, until the server
-  // says the pod is gone. `verified` is false when a relist lost sight of a pod whose state is unknown: that
-  // entry reads the pod first, so a finished pod that nobody deleted is never removed.
-  struct PendingConfirm {
-    std::string uid;
-    bool verified = false;
+    // Our grace-0 delete of this pod uid was accepted. A finalizer can keep the pod (and its events) coming;
+    // deleting it again would change nothing.
+    std::string deleted_uid;
   };
   class PodSink;
   class NodeSink;
@@ -122,8 +117,6 @@ class Simulator {
   void HandleNode(const std::string& name);
   void HandleLease(const std::string& name);
   void HandlePod(const std::string& key);
-  void HandleConfirm(const std::string& key);
-  void QueueConfirm(const std::string& key, const std::string& uid, bool verified);
   bool DeletePodNow(const std::string& key, const std::string& uid, const std::string& retry_key);
   // Upserts a pod from the API (watch/list/write response); returns true if it is ours.
   bool UpsertPod(const json& pod);
@@ -141,7 +134,6 @@ class Simulator {
   mutable std::mutex mu_;
   std::unordered_map<std::string, NodeState> node_state_;
   std::unordered_map<std::string, PodRecord> pods_;
-  std::unordered_map<std::string, PendingConfirm> confirms_;  // key "<ns>/<name>"
 
   std::unique_ptr<kube::WorkQueue> queue_;
   std::unique_ptr<kube::WorkQueue> heartbeat_queue_;
