@@ -73,7 +73,7 @@ class Simulator::PodSink final : public kube::ReflectorSink {
       if (v.ok()) seen.insert(v->Key());
       s_->UpsertPod(j);
     }
-    std::lock_guard l(s_->mu_);
+    core::MutexLock l(s_->mu_);
     std::erase_if(s_->pods_, [&](const auto& kv) { return !seen.count(kv.first); });
     items.clear();
   }
@@ -81,7 +81,7 @@ class Simulator::PodSink final : public kube::ReflectorSink {
     if (type == kube::WatchEvent::Type::kDeleted) {
       auto v = DecodePodView(object);
       if (!v.ok()) return;
-      std::lock_guard l(s_->mu_);
+      core::MutexLock l(s_->mu_);
       auto it = s_->pods_.find(v->Key());
       if (it != s_->pods_.end() && it->second.view.uid == v->uid) s_->pods_.erase(it);
       return;
@@ -168,7 +168,7 @@ Status Simulator::Start() {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     bool now;
     {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       const NodeState& st = node_state_[nodes_[i].name];
       now = !st.registered || !st.ready_on_server || !(st.faults == NodeFaults{});
     }
@@ -212,14 +212,14 @@ void Simulator::Stop() {
 }
 
 int Simulator::RegisteredNodes() const {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   int n = 0;
   for (const auto& [name, st] : node_state_) n += st.registered ? 1 : 0;
   return n;
 }
 
 size_t Simulator::TrackedPods() const {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   return pods_.size();
 }
 
@@ -227,7 +227,7 @@ void Simulator::ObserveNode(const json& node, bool deleted) {
   const std::string name = NameOf(node);
   bool enqueue = false;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     auto it = node_state_.find(name);
     if (it == node_state_.end()) return;
     NodeState& st = it->second;
@@ -268,7 +268,7 @@ bool Simulator::UpsertPod(const json& pod) {
   const int64_t rv = RvNumber(pod);
   const std::string key = v->Key();
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     if (!node_state_.count(v->node_name)) return false;
     auto [it, inserted] = pods_.try_emplace(key);
     PodRecord& rec = it->second;
@@ -303,7 +303,7 @@ void Simulator::HandleNode(const std::string& name) {
   const std::string key = "n/" + name;
   NodeState st;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     auto it = node_state_.find(name);
     if (it == node_state_.end()) return;
     st = it->second;
@@ -311,7 +311,7 @@ void Simulator::HandleNode(const std::string& name) {
   if (!st.registered) {
     auto created = client_->Create(NodeResource(), "", BuildNode(*st.spec, st.faults, WallNow()));
     if (created.ok() || core::IsAlreadyExists(created.status())) {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       NodeState& s = node_state_[name];
       s.registered = true;
       if (created.ok()) {
@@ -338,7 +338,7 @@ void Simulator::HandleNode(const std::string& name) {
   if (!r.ok()) {
     stats_.write_errors++;
     if (core::IsNotFound(r.status())) {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       node_state_[name].registered = false;
     }
     queue_->AddRateLimited(key);
@@ -346,7 +346,7 @@ void Simulator::HandleNode(const std::string& name) {
   }
   stats_.node_status_writes++;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     NodeState& s = node_state_[name];
     s.uid = UidOf(*r);
     if (s.faults == st.faults) s.status_stale = false;
@@ -360,7 +360,7 @@ void Simulator::HandleLease(const std::string& name) {
   bool registered, failed;
   std::string uid;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     auto it = node_state_.find(name);
     if (it == node_state_.end()) return;
     registered = it->second.registered;
@@ -422,7 +422,7 @@ void Simulator::HandlePod(const std::string& key) {
   ctx.now = WallNow();
   ctx.max_grace_seconds = opts_.max_grace_seconds;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     auto it = pods_.find(key);
     if (it == pods_.end()) return;  // deleted meanwhile
     view = it->second.view;
@@ -438,7 +438,7 @@ void Simulator::HandlePod(const std::string& key) {
   PodPlan plan = PlanPod(view, ctx);
   if (!plan.problems.empty() && warned != view.uid) {
     ReportProblems(view, plan.problems);
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     auto it = pods_.find(key);
     if (it != pods_.end()) it->second.warned_uid = view.uid;
   }
@@ -472,7 +472,7 @@ void Simulator::HandlePod(const std::string& key) {
       if (delete_sent) break;
       if (!DeletePodNow(key, view.uid, qkey)) return;
       if (IsFinished(view.phase)) stats_.deletes_confirmed_after_finish++;
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       auto it = pods_.find(key);
       if (it != pods_.end()) it->second.deleted_uid = view.uid;
       break;

@@ -33,7 +33,7 @@ void HyperNodeReconciler::RegisterHandlers(kube::Controller& c) {
 
 void HyperNodeReconciler::Warn(const api::ConfigMap* cm, const std::string& reason, const std::string& message) {
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     if (last_warned_ == reason + message) return;  // same problem, same world: said once
     last_warned_ = reason + message;
   }
@@ -115,7 +115,7 @@ kube::ReconcileResult HyperNodeReconciler::Reconcile(const std::string&) {
     // Logged when they change, not at every pass (the interval and every Node relabel run a pass).
     std::string joined;
     for (const auto& w : obs.config.warnings) joined += w + "\n";
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     if (joined != last_source_warnings_)
       for (const auto& w : obs.config.warnings) log::Warn("hypernode discovery").Kv("warning", w);
     last_source_warnings_ = joined;
@@ -136,7 +136,7 @@ kube::ReconcileResult HyperNodeReconciler::Reconcile(const std::string&) {
     return kube::ReconcileResult::Error(s);
   }
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     last_warned_.clear();  // a clean pass: the next problem is news again
   }
   if (obs.config.label_enabled)

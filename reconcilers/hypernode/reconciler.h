@@ -10,10 +10,10 @@
 // written, the previous HyperNodes stay; the next change of the ConfigMap or of a Node plans again.
 #pragma once
 
-#include <mutex>
 #include <string>
 
 #include "hypernode/plan.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/controller.h"
 #include "tephra/kube/events.h"
@@ -42,11 +42,11 @@ class HyperNodeReconciler final : public kube::Reconciler {
  private:
   core::Status Apply(const Actions& a);
   core::Status Put(api::HyperNode want);  // update a generated HyperNode, re-reading on 409 once
-  void Warn(const api::ConfigMap* cm, const std::string& reason, const std::string& message);
+  void Warn(const api::ConfigMap* cm, const std::string& reason, const std::string& message) TEPHRA_EXCLUDES(mu_);
   HyperNodeReconcilerOptions opts_;
-  std::mutex mu_;
-  std::string last_warned_;           // the last failure logged, so a resync does not repeat it
-  std::string last_source_warnings_;  // the config warnings (ufm/roce enabled) last logged
+  core::Mutex mu_;
+  std::string last_warned_ TEPHRA_GUARDED_BY(mu_);           // the last failure logged, so a resync does not repeat it
+  std::string last_source_warnings_ TEPHRA_GUARDED_BY(mu_);  // the config warnings (ufm/roce enabled) last logged
 };
 
 }  // namespace tephra::reconcilers::hypernode

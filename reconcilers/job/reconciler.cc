@@ -55,7 +55,7 @@ void JobReconciler::RegisterHandlers(kube::Controller& controller) {
 }
 
 void JobReconciler::Submit(const std::string& key, Request request) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   memory_[key].requests.push_back(std::move(request));
 }
 
@@ -73,7 +73,7 @@ void JobReconciler::OnMaxRequeues(const std::string& key, const Status& last_err
 }
 
 bool JobReconciler::TakeFreshRead(const std::string& key) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   auto it = memory_.find(key);
   if (it == memory_.end() || !it->second.fresh_read) return false;
   it->second.fresh_read = false;
@@ -81,7 +81,7 @@ bool JobReconciler::TakeFreshRead(const std::string& key) {
 }
 
 size_t JobReconciler::HandledPodsForTest(const std::string& key) const {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   auto it = memory_.find(key);
   return it == memory_.end() ? 0 : it->second.handled_pod_uids.size();
 }
@@ -168,7 +168,7 @@ core::StatusOr<Observed> JobReconciler::Observe(const api::Job& job, const std::
     if (pc.ok() && *pc) obs.priority_classes[n] = (*pc)->value;
   }
 
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   Memory& m = memory_[key];
   if (m.job_uid != job.metadata.uid) {
     std::deque<Request> keep = m.job_uid.empty() ? std::move(m.requests) : std::deque<Request>{};
@@ -291,7 +291,7 @@ Status JobReconciler::Execute(const std::string& key, const Observed& obs, const
       Keep(&first, std::move(s).Annotate("deleting pod " + name));
       continue;
     }
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     memory_[key].handled_pod_uids.insert(pod->metadata.uid);
   }
   for (const auto& name : a.mark_pods) {
@@ -308,7 +308,7 @@ Status JobReconciler::Execute(const std::string& key, const Observed& obs, const
       Keep(&first, r.status().Annotate("marking pod " + name));
       continue;
     }
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     memory_[key].handled_pod_uids.insert(pod->metadata.uid);
   }
   if (a.delete_pod_group) {
@@ -395,7 +395,7 @@ kube::ReconcileResult JobReconciler::Reconcile(const std::string& key) {
       else if (!core::IsNotFound(r.status())) return kube::ReconcileResult::Error(r.status());
     }
     if (!job) {
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       memory_.erase(key);
       return kube::ReconcileResult::Success();
     }
@@ -428,7 +428,7 @@ kube::ReconcileResult JobReconciler::Reconcile(const std::string& key) {
     if (obs->request) {
       // Consumed once its transition was written (or nothing needed writing). Requests queued meanwhile (two
       // Commands back to back) each get their own pass, in order, as Volcano's work queue gives them.
-      std::lock_guard l(mu_);
+      core::MutexLock l(mu_);
       Memory& m = memory_[key];
       if (!m.requests.empty()) m.requests.pop_front();
       more_requests = !m.requests.empty();

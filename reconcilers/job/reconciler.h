@@ -24,7 +24,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
@@ -33,6 +32,7 @@
 #include "tephra/api/core_v1.h"
 #include "tephra/api/scheduling.h"
 #include "tephra/core/clock.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/controller.h"
 #include "tephra/kube/events.h"
@@ -73,10 +73,10 @@ class JobReconciler final : public kube::Reconciler {
   // Queues a one-shot request (from a Command) for the job `key`; the caller enqueues the key. Requests are
   // consumed in order, each by the reconcile whose status write succeeds (at most once, like Volcano, which
   // deletes the Command before acting on it); two sent back to back both run.
-  void Submit(const std::string& key, Request request);
+  void Submit(const std::string& key, Request request) TEPHRA_EXCLUDES(mu_);
 
   // For ControllerOptions::on_max_requeues: the job is terminated on its next reconcile.
-  void OnMaxRequeues(const std::string& key, const core::Status& last_error);
+  void OnMaxRequeues(const std::string& key, const core::Status& last_error) TEPHRA_EXCLUDES(mu_);
 
   // Adds the indexes Reconcile relies on. Call before the informers start.
   static void AddIndexers(kube::Informer<api::Pod>& pods);
@@ -84,7 +84,7 @@ class JobReconciler final : public kube::Reconciler {
   void RegisterHandlers(kube::Controller& controller);
 
   // Test hooks.
-  size_t HandledPodsForTest(const std::string& key) const;
+  size_t HandledPodsForTest(const std::string& key) const TEPHRA_EXCLUDES(mu_);
 
  private:
   struct Memory {
@@ -93,13 +93,13 @@ class JobReconciler final : public kube::Reconciler {
     std::deque<Request> requests;  // oldest first; the front is planned, and popped once consumed
     bool fresh_read = false;       // the next reconcile reads the job from the API server, not the cache
   };
-  bool TakeFreshRead(const std::string& key);
+  bool TakeFreshRead(const std::string& key) TEPHRA_EXCLUDES(mu_);
 
-  core::StatusOr<Observed> Observe(const api::Job& job, const std::string& key);
+  core::StatusOr<Observed> Observe(const api::Job& job, const std::string& key) TEPHRA_EXCLUDES(mu_);
   // Executes everything; returns the first error (others are logged/evented).
   // `written` receives the job as the API server stored a successful update_job (when it can be decoded).
   core::Status Execute(const std::string& key, const Observed& obs, const Actions& a, bool* status_conflict,
-                       std::optional<api::Job>* written);
+                       std::optional<api::Job>* written) TEPHRA_EXCLUDES(mu_);
   core::Status CreatePods(const api::Job& job, const std::vector<api::Pod>& pods);
   void RecordEvent(const api::Job& job, const std::string& type, const std::string& reason,
                    const std::string& message);
@@ -109,8 +109,8 @@ class JobReconciler final : public kube::Reconciler {
 
   JobReconcilerOptions opts_;
   const core::Clock& clock_;
-  mutable std::mutex mu_;
-  std::map<std::string, Memory> memory_;
+  mutable core::Mutex mu_;
+  std::map<std::string, Memory> memory_ TEPHRA_GUARDED_BY(mu_);
   kube::Controller* controller_ = nullptr;  // set by RegisterHandlers; not owned
   kube::metrics::CounterFamily* defaults_applied_ = nullptr;  // {job_namespace}
 };

@@ -64,7 +64,7 @@ kube::ReconcileResult JobFlowReconciler::Reconcile(const std::string& key) {
     if (r.ok()) kube::log::Info("jobflow created job").Kv("jobflow", key).Kv("job", job.metadata.name);
   }
   for (const auto& t : a.missing_templates) {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     if (missing_reported_.insert(key + "/" + t).second && opts_.recorder)
       opts_.recorder->Event(kube::ReferenceTo(*jf), kube::EventType::kWarning, "JobTemplateNotFound",
                             "JobTemplate " + jf->metadata.namespace_ + "/" + t + " does not exist; flow " + t +

@@ -8,11 +8,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 
 #include "jobflow/plan.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/controller.h"
 #include "tephra/kube/events.h"
@@ -47,8 +47,8 @@ class JobFlowReconciler final : public kube::Reconciler {
   JobFlowReconcilerOptions opts_;
   kube::metrics::CounterFamily* succeed_ = nullptr;
   kube::metrics::CounterFamily* failed_ = nullptr;
-  std::mutex mu_;
-  std::set<std::string> missing_reported_;  // "<flow key>/<template>" already evented
+  core::Mutex mu_;
+  std::set<std::string> missing_reported_ TEPHRA_GUARDED_BY(mu_);  // "<flow key>/<template>" already evented
 };
 
 class JobTemplateReconciler final : public kube::Reconciler {

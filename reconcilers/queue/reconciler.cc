@@ -66,7 +66,7 @@ void QueueReconciler::RegisterHandlers(kube::Controller& c) {
 
 void QueueReconciler::Submit(const std::string& name, const std::string& action) {
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     pending_[name] = action;
   }
   if (controller_) controller_->Enqueue(name);
@@ -75,7 +75,7 @@ void QueueReconciler::Submit(const std::string& name, const std::string& action)
 kube::ReconcileResult QueueReconciler::Reconcile(const std::string& key) {
   auto q = opts_.queues->Get(key);
   if (!q) {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     pending_.erase(key);  // a command for a deleted queue has nothing left to act on
     for (auto& [phase, g] : phase_gauges_) g->With({key})->Set(0);
     return kube::ReconcileResult::Success();
@@ -87,7 +87,7 @@ kube::ReconcileResult QueueReconciler::Reconcile(const std::string& key) {
   for (const auto& pg : opts_.pod_groups->ByIndex(kIndexPodGroupQueue, key))
     obs.pod_groups_by_phase[pg->status.phase.empty() ? std::string(api::kPodGroupPending) : pg->status.phase]++;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     auto it = pending_.find(key);
     if (it != pending_.end()) obs.command = it->second;
   }
@@ -120,7 +120,7 @@ kube::ReconcileResult QueueReconciler::Reconcile(const std::string& key) {
       opts_.recorder->Event(kube::ReferenceTo(*q), e.type == "Warning" ? kube::EventType::kWarning : kube::EventType::kNormal,
                             e.reason, e.message);
   if (obs.command) {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     auto it = pending_.find(key);
     if (it != pending_.end() && it->second == *obs.command) pending_.erase(it);
   }

@@ -7,12 +7,12 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "queue/plan.h"
 #include "tephra/api/scheduling.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/controller.h"
 #include "tephra/kube/events.h"
@@ -42,7 +42,7 @@ class QueueReconciler final : public kube::Reconciler {
 
   // Hands over a Command's action (OpenQueue/CloseQueue/SyncQueue) for queue `name`; also enqueues it when
   // RegisterHandlers was called. A later command replaces a pending one.
-  void Submit(const std::string& name, const std::string& action);
+  void Submit(const std::string& name, const std::string& action) TEPHRA_EXCLUDES(mu_);
 
   static void AddIndexers(kube::Informer<api::Queue>& queues, kube::Informer<api::PodGroup>& pod_groups);
   // Queue changes enqueue the queue and its children; PodGroup changes enqueue the queue they name.
@@ -50,9 +50,10 @@ class QueueReconciler final : public kube::Reconciler {
 
  private:
   QueueReconcilerOptions opts_;
-  std::mutex mu_;
-  std::map<std::string, std::string> pending_;  // queue -> command action
+  core::Mutex mu_;
+  std::map<std::string, std::string> pending_ TEPHRA_GUARDED_BY(mu_);  // queue -> command action
   kube::Controller* controller_ = nullptr;
+  // Filled by the constructor, read-only afterwards (the gauges are thread-safe themselves).
   std::map<std::string, kube::metrics::GaugeFamily*> phase_gauges_;  // by PodGroup phase
 };
 

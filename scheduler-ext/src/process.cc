@@ -1,8 +1,6 @@
 #include "tephra/scheduler/process.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -780,8 +778,10 @@ void SchedulerProcess::Impl::RunWithStateLocked(const std::function<void(sched::
 }
 
 void SchedulerProcess::Impl::WithState(const std::function<void(sched::ClusterState&)>& fn) {
-  std::mutex done_mu;
-  std::condition_variable done_cv;
+  // A local `done` cannot carry TEPHRA_GUARDED_BY (the attribute is for members and globals); it is only
+  // touched under done_mu.
+  core::Mutex done_mu;
+  core::CondVar done_cv;
   bool done = false;
   {
     core::MutexLock l(inbox_mu_);
@@ -798,15 +798,15 @@ void SchedulerProcess::Impl::WithState(const std::function<void(sched::ClusterSt
                           core::MutexLock cl(conv_mu_);
                           RunWithStateLocked(fn);
                         }
-                        std::lock_guard dl(done_mu);
+                        core::MutexLock dl(done_mu);
                         done = true;
-                        done_cv.notify_one();
+                        done_cv.NotifyOne();
                       }});
   }
   inbox_cv_.NotifyOne();
-  std::unique_lock l(done_mu);
+  core::MutexLock l(done_mu);
   // Stop() runs the inbox's leftovers, so this never waits forever.
-  done_cv.wait(l, [&] { return done; });
+  while (!done) done_cv.Wait(l);
 }
 
 core::Status SchedulerProcess::Impl::ServeExtender(kube::HttpServer& server) {

@@ -122,27 +122,27 @@ static bool HasStatusSubresource(const std::string& res) {
 FakeClient::FakeClient(const core::Clock* clock) : clock_(clock ? *clock : core::RealClock::Get()) {}
 
 FakeClient::~FakeClient() {
-  std::unique_lock<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   destroying_ = true;
-  cv_.notify_all();
-  cv_.wait(l, [&] { return active_watches_ == 0; });
+  cv_.NotifyAll();
+  while (active_watches_ != 0) cv_.Wait(l);
 }
 
 std::string FakeClient::NowRfc3339() const { return core::FormatRfc3339(clock_.WallNow()); }
 
 void FakeClient::SetFailureInjector(std::function<std::optional<Status>(const Action&)> f) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   injector_ = std::move(f);
 }
 void FakeClient::SetRawHandler(std::function<StatusOr<json>(const std::string&, const std::string&, const json*)> f) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   raw_handler_ = std::move(f);
 }
 
 std::optional<Status> FakeClient::Inject(const Action& a) {
   std::function<std::optional<Status>(const Action&)> f;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     actions_.push_back(a);
     f = injector_;
   }
@@ -151,28 +151,28 @@ std::optional<Status> FakeClient::Inject(const Action& a) {
 }
 
 std::vector<Action> FakeClient::Actions() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return actions_;
 }
 void FakeClient::ClearActions() {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   actions_.clear();
 }
 int64_t FakeClient::CurrentResourceVersion() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return rv_;
 }
 int FakeClient::ActiveWatches() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return active_watches_;
 }
 void FakeClient::CloseWatches() {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   ++close_epoch_;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 void FakeClient::Compact() {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   compacted_rv_ = rv_;
   history_.clear();
 }
@@ -180,7 +180,7 @@ void FakeClient::Compact() {
 void FakeClient::EmitLocked(const std::string& res, const std::string& ns, WatchEvent::Type t, const json& obj,
                             const json* before) {
   history_.push_back(StoredEvent{rv_, res, ns, t, obj, before ? std::optional<json>(*before) : std::nullopt});
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 json FakeClient::CreateLocked(const std::string& res, const ResourceInfo& r, const std::string& ns, json obj) {
@@ -199,7 +199,7 @@ json FakeClient::CreateLocked(const std::string& res, const ResourceInfo& r, con
 }
 
 json FakeClient::Seed(const ResourceInfo& r, const json& obj) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   std::string ns = r.namespaced ? Str(obj, "metadata", "namespace") : "";
   if (r.namespaced && ns.empty()) ns = "default";
   return CreateLocked(ResourceName(r), r, ns, obj);
@@ -209,7 +209,7 @@ StatusOr<json> FakeClient::Get(const ResourceInfo& r, const std::string& ns, con
                                const std::string& subresource) {
   std::string res = ResourceName(r);
   if (auto s = Inject({"get", res, ns, name, subresource, {}})) return *s;
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto it = objects_.find({res, r.namespaced ? ns : "", name});
   if (it == objects_.end()) return NotFound(res, name);
   return it->second;
@@ -222,7 +222,7 @@ StatusOr<ObjectList> FakeClient::List(const ResourceInfo& r, const std::string& 
   if (!labels.ok()) return labels.status();
   auto fields = ParseSelector(opts.field_selector);
   if (!fields.ok()) return fields.status();
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   std::vector<json> all;
   for (const auto& [k, obj] : objects_) {
     if (std::get<0>(k) != res) continue;
@@ -257,7 +257,7 @@ StatusOr<json> FakeClient::Create(const ResourceInfo& r, const std::string& ns, 
   if (auto s = Inject({"create", res, ns, name, subresource, obj})) return *s;
   if (!subresource.empty()) return core::UnimplementedError("fake client: create of subresource " + subresource);
   if (!obj.is_object()) return core::InvalidArgumentError("object must be a JSON object").WithHttp(400, "BadRequest");
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   json o = obj;
   if (name.empty()) {
     std::string gen = Str(obj, "metadata", "generateName");
@@ -310,7 +310,7 @@ StatusOr<json> FakeClient::Update(const ResourceInfo& r, const std::string& ns, 
   std::string res = ResourceName(r);
   std::string name = Str(obj, "metadata", "name");
   if (auto s = Inject({"update", res, ns, name, subresource, obj})) return *s;
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   ObjKey k{res, r.namespaced ? ns : "", name};
   auto it = objects_.find(k);
   if (it == objects_.end()) return NotFound(res, name);
@@ -353,7 +353,7 @@ StatusOr<json> FakeClient::Patch(const ResourceInfo& r, const std::string& ns, c
                                  PatchType type, const json& patch, const std::string& subresource) {
   std::string res = ResourceName(r);
   if (auto s = Inject({"patch", res, ns, name, subresource, patch})) return *s;
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   ObjKey k{res, r.namespaced ? ns : "", name};
   auto it = objects_.find(k);
   if (it == objects_.end()) return NotFound(res, name);
@@ -390,7 +390,7 @@ Status FakeClient::Delete(const ResourceInfo& r, const std::string& ns, const st
                           const DeleteOptions& opts) {
   std::string res = ResourceName(r);
   if (auto s = Inject({"delete", res, ns, name, "", {}})) return *s;
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return DeleteLocked(res, r.namespaced ? ns : "", name, opts);
 }
 
@@ -427,7 +427,7 @@ Status FakeClient::DeleteLocked(const std::string& res, const std::string& sns, 
 Status FakeClient::Bind(const std::string& ns, const std::string& pod, const std::string& pod_uid,
                         const std::string& node) {
   if (auto s = Inject({"bind", "pods", ns, pod, "binding", json{{"target", {{"name", node}}}}})) return *s;
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   ObjKey k{"pods", ns, pod};
   auto it = objects_.find(k);
   if (it == objects_.end()) return NotFound("pods", pod);
@@ -447,7 +447,7 @@ Status FakeClient::Bind(const std::string& ns, const std::string& pod, const std
 
 Status FakeClient::Evict(const std::string& ns, const std::string& pod, const DeleteOptions& opts) {
   if (auto s = Inject({"evict", "pods", ns, pod, "eviction", {}})) return *s;
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   return DeleteLocked("pods", ns, pod, opts);
 }
 
@@ -469,8 +469,9 @@ Status FakeClient::Watch(const ResourceInfo& r, const std::string& ns, const Lis
   if (opts.canceller) {
     bool armed = opts.canceller->SetCallback([this, cancelled] {
       cancelled->store(true);
-      std::lock_guard<std::mutex> g(mu_);
-      cv_.notify_all();
+      // Under mu_ so the notification cannot fall between a watch's check of `cancelled` and its wait.
+      core::MutexLock g(mu_);
+      cv_.NotifyAll();
     });
     if (!armed) return core::CancelledError("watch cancelled");
   }
@@ -481,7 +482,7 @@ Status FakeClient::Watch(const ResourceInfo& r, const std::string& ns, const Lis
     }
   } clear_on_exit{opts.canceller};  // declared before the lock below, so it runs after the lock is released
 
-  std::unique_lock<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   std::vector<WatchEvent> pending;
   int64_t last = 0;
   if (!opts.resource_version.empty() && opts.resource_version != "0") {
@@ -519,7 +520,7 @@ Status FakeClient::Watch(const ResourceInfo& r, const std::string& ns, const Lis
     }
     last = std::max(last, rv_);
     if (!pending.empty()) {
-      l.unlock();
+      l.Unlock();  // the handler may call back into this client
       for (auto& e : pending) {
         if (!handler(std::move(e))) {
           stop = true;
@@ -527,15 +528,15 @@ Status FakeClient::Watch(const ResourceInfo& r, const std::string& ns, const Lis
         }
       }
       pending.clear();
-      l.lock();
+      l.Lock();
       if (stop || cancelled->load()) break;
       continue;  // events may have arrived while the handler ran
     }
-    cv_.wait(l, [&] { return rv_ > last || close_epoch_ != epoch || destroying_ || cancelled->load(); });
+    while (!(rv_ > last || close_epoch_ != epoch || destroying_ || cancelled->load())) cv_.Wait(l);
     if (close_epoch_ != epoch || destroying_ || cancelled->load()) break;
   }
   --active_watches_;
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (cancelled->load()) return core::CancelledError("watch cancelled");
   return Status::OK();
 }
@@ -545,7 +546,7 @@ StatusOr<json> FakeClient::Raw(const std::string& method, const std::string& pat
   if (auto s = Inject({"raw", path, "", method, "", body ? *body : json()})) return *s;
   std::function<StatusOr<json>(const std::string&, const std::string&, const json*)> h;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    core::MutexLock l(mu_);
     h = raw_handler_;
   }
   if (!h) return core::UnimplementedError("fake client: no raw handler for " + method + " " + path);

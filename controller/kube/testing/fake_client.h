@@ -14,17 +14,16 @@
 // Tests can inject failures per call and inspect the recorded calls.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "tephra/core/clock.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 
 namespace tephra::kube::testing {
@@ -45,40 +44,44 @@ class FakeClient final : public Client {
   ~FakeClient() override;
 
   StatusOr<json> Get(const ResourceInfo& r, const std::string& ns, const std::string& name,
-                     const std::string& subresource = "") override;
-  StatusOr<ObjectList> List(const ResourceInfo& r, const std::string& ns, const ListOptions& opts) override;
+                     const std::string& subresource = "") override TEPHRA_EXCLUDES(mu_);
+  StatusOr<ObjectList> List(const ResourceInfo& r, const std::string& ns, const ListOptions& opts) override
+      TEPHRA_EXCLUDES(mu_);
   StatusOr<json> Create(const ResourceInfo& r, const std::string& ns, const json& obj,
-                        const std::string& subresource = "") override;
+                        const std::string& subresource = "") override TEPHRA_EXCLUDES(mu_);
   StatusOr<json> Update(const ResourceInfo& r, const std::string& ns, const json& obj,
-                        const std::string& subresource = "") override;
+                        const std::string& subresource = "") override TEPHRA_EXCLUDES(mu_);
   StatusOr<json> Patch(const ResourceInfo& r, const std::string& ns, const std::string& name, PatchType type,
-                       const json& patch, const std::string& subresource = "") override;
+                       const json& patch, const std::string& subresource = "") override TEPHRA_EXCLUDES(mu_);
   Status Delete(const ResourceInfo& r, const std::string& ns, const std::string& name,
-                const DeleteOptions& opts = {}) override;
+                const DeleteOptions& opts = {}) override TEPHRA_EXCLUDES(mu_);
   Status Bind(const std::string& ns, const std::string& pod, const std::string& pod_uid,
-              const std::string& node) override;
-  Status Evict(const std::string& ns, const std::string& pod, const DeleteOptions& opts = {}) override;
+              const std::string& node) override TEPHRA_EXCLUDES(mu_);
+  Status Evict(const std::string& ns, const std::string& pod, const DeleteOptions& opts = {}) override
+      TEPHRA_EXCLUDES(mu_);
+  // The handler runs without mu_ held, so it may call back into this client.
   Status Watch(const ResourceInfo& r, const std::string& ns, const ListOptions& opts,
-               const std::function<bool(WatchEvent&&)>& handler) override;
+               const std::function<bool(WatchEvent&&)>& handler) override TEPHRA_EXCLUDES(mu_);
   // Calls the raw handler if one is set, else kUnimplemented.
   StatusOr<json> Raw(const std::string& method, const std::string& path, const json* body,
-                     const std::string& content_type = "application/json") override;
+                     const std::string& content_type = "application/json") override TEPHRA_EXCLUDES(mu_);
 
   // --- test controls ---
   // Called before every operation; a returned error is returned by the call (which then has no effect).
-  void SetFailureInjector(std::function<std::optional<Status>(const Action&)> f);
-  void SetRawHandler(std::function<StatusOr<json>(const std::string&, const std::string&, const json*)> f);
+  void SetFailureInjector(std::function<std::optional<Status>(const Action&)> f) TEPHRA_EXCLUDES(mu_);
+  void SetRawHandler(std::function<StatusOr<json>(const std::string&, const std::string&, const json*)> f)
+      TEPHRA_EXCLUDES(mu_);
   // Ends every running Watch with OK (like a server-side timeout). New watches still work.
-  void CloseWatches();
+  void CloseWatches() TEPHRA_EXCLUDES(mu_);
   // Forgets history up to the current resourceVersion: watches from an older RV get 410 Gone.
-  void Compact();
+  void Compact() TEPHRA_EXCLUDES(mu_);
   // Number of Watch calls currently streaming (tests poll this before producing events).
-  int ActiveWatches() const;
-  std::vector<Action> Actions() const;
-  void ClearActions();
-  int64_t CurrentResourceVersion() const;
+  int ActiveWatches() const TEPHRA_EXCLUDES(mu_);
+  std::vector<Action> Actions() const TEPHRA_EXCLUDES(mu_);
+  void ClearActions() TEPHRA_EXCLUDES(mu_);
+  int64_t CurrentResourceVersion() const TEPHRA_EXCLUDES(mu_);
   // Stores an object as-is (no hooks, no failure injection) - for seeding; still bumps RV and notifies.
-  json Seed(const ResourceInfo& r, const json& obj);
+  json Seed(const ResourceInfo& r, const json& obj) TEPHRA_EXCLUDES(mu_);
 
  private:
   struct StoredEvent {
@@ -93,29 +96,33 @@ class FakeClient final : public Client {
   };
   using ObjKey = std::tuple<std::string, std::string, std::string>;  // resource, ns, name
 
-  std::optional<Status> Inject(const Action& a);
-  json CreateLocked(const std::string& res, const ResourceInfo& r, const std::string& ns, json obj);
+  // Records the action under mu_, then calls the injector without it (the injector may call this client).
+  std::optional<Status> Inject(const Action& a) TEPHRA_EXCLUDES(mu_);
+  json CreateLocked(const std::string& res, const ResourceInfo& r, const std::string& ns, json obj)
+      TEPHRA_REQUIRES(mu_);
   void EmitLocked(const std::string& res, const std::string& ns, WatchEvent::Type t, const json& obj,
-                  const json* before = nullptr);
+                  const json* before = nullptr) TEPHRA_REQUIRES(mu_);
   Status DeleteLocked(const std::string& res, const std::string& sns, const std::string& name,
-                      const DeleteOptions& opts);
-  json StoreUpdateLocked(const ObjKey& k, json obj, const json& old);
+                      const DeleteOptions& opts) TEPHRA_REQUIRES(mu_);
+  json StoreUpdateLocked(const ObjKey& k, json obj, const json& old) TEPHRA_REQUIRES(mu_);
   std::string NowRfc3339() const;
 
   const core::Clock& clock_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<ObjKey, json> objects_;
-  std::vector<StoredEvent> history_;
-  int64_t rv_ = 0;
-  int64_t compacted_rv_ = 0;
-  int64_t uid_counter_ = 0;
-  uint64_t close_epoch_ = 0;
-  int active_watches_ = 0;
-  bool destroying_ = false;
-  std::vector<Action> actions_;
-  std::function<std::optional<Status>(const Action&)> injector_;
-  std::function<StatusOr<json>(const std::string&, const std::string&, const json*)> raw_handler_;
+  mutable core::Mutex mu_;
+  core::CondVar cv_;  // watches wait on it for events, CloseWatches or cancellation; the destructor for watches to end
+  std::map<ObjKey, json> objects_ TEPHRA_GUARDED_BY(mu_);
+  std::vector<StoredEvent> history_ TEPHRA_GUARDED_BY(mu_);
+  int64_t rv_ TEPHRA_GUARDED_BY(mu_) = 0;
+  int64_t compacted_rv_ TEPHRA_GUARDED_BY(mu_) = 0;
+  int64_t uid_counter_ TEPHRA_GUARDED_BY(mu_) = 0;
+  uint64_t close_epoch_ TEPHRA_GUARDED_BY(mu_) = 0;
+  int active_watches_ TEPHRA_GUARDED_BY(mu_) = 0;
+  bool destroying_ TEPHRA_GUARDED_BY(mu_) = false;
+  std::vector<Action> actions_ TEPHRA_GUARDED_BY(mu_);
+  // Both callbacks are copied out under mu_ and called without it.
+  std::function<std::optional<Status>(const Action&)> injector_ TEPHRA_GUARDED_BY(mu_);
+  std::function<StatusOr<json>(const std::string&, const std::string&, const json*)> raw_handler_
+      TEPHRA_GUARDED_BY(mu_);
 };
 
 // "plural" for core resources, "plural.group" otherwise.

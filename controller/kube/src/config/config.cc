@@ -225,7 +225,7 @@ TokenSource::TokenSource(const RestConfig& cfg, std::chrono::seconds recheck)
     : token_(cfg.token), file_(cfg.token_file), recheck_(recheck) {}
 
 StatusOr<std::string> TokenSource::Token() {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   if (file_.empty()) return token_;
   auto now = std::chrono::steady_clock::now();
   if (mtime_ns_ >= 0 && now < next_check_) return token_;

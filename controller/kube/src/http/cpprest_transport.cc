@@ -12,12 +12,12 @@
 //  - cpprest reports failures by throwing (http_exception, pplx::task_canceled): all caught here.
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <vector>
 
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
 
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/transport.h"
 
 namespace tephra::kube {
@@ -133,8 +133,8 @@ class CpprestTransport : public Transport {
   }
 
   // cpprest binds the timeout to the client, so keep one client per distinct timeout (normal vs watch).
-  std::shared_ptr<http::client::http_client> ClientFor(std::chrono::milliseconds timeout) {
-    std::lock_guard lock(mu_);
+  std::shared_ptr<http::client::http_client> ClientFor(std::chrono::milliseconds timeout) TEPHRA_EXCLUDES(mu_) {
+    core::MutexLock lock(mu_);
     auto& c = clients_[timeout.count()];
     if (c) return c;
     http::client::http_client_config hc;
@@ -156,8 +156,8 @@ class CpprestTransport : public Transport {
   }
 
   RestConfig cfg_;
-  std::mutex mu_;
-  std::map<int64_t, std::shared_ptr<http::client::http_client>> clients_;
+  core::Mutex mu_;
+  std::map<int64_t, std::shared_ptr<http::client::http_client>> clients_ TEPHRA_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -31,24 +31,27 @@ Reflector::Reflector(ClientPtr client, const ResourceInfo& resource, const Infor
 Reflector::~Reflector() { Stop(); }
 
 std::string Reflector::last_resource_version() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   return last_rv_;
 }
 
 void Reflector::Stop() {
   std::shared_ptr<WatchCanceller> c;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     stopped_ = true;
     c = canceller_;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (c) c->Cancel();
 }
 
 bool Reflector::SleepUnlessStopped(std::chrono::milliseconds d) {
-  std::unique_lock lock(mu_);
-  cv_.wait_for(lock, d, [&] { return stopped_; });
+  core::MutexLock lock(mu_);
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (!stopped_) {
+    if (cv_.WaitUntil(lock, until) == std::cv_status::timeout) break;
+  }
   return !stopped_;
 }
 
@@ -64,7 +67,7 @@ Status Reflector::ListAndReplace(const std::string& rv) {
   std::string list_rv = list->metadata.resource_version;
   sink_->Replace(std::move(list->items));
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     last_rv_ = list_rv;
   }
   return Status::OK();
@@ -82,7 +85,7 @@ Status Reflector::WatchOnce() {
   }
   auto canceller = std::make_shared<WatchCanceller>();
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     if (stopped_) return core::CancelledError("stopped");
     wo.resource_version = last_rv_;
     canceller_ = canceller;
@@ -112,13 +115,13 @@ Status Reflector::WatchOnce() {
         return false;  // Client::Watch turns ERROR into a Status; not expected here
     }
     if (!new_rv.empty()) {
-      std::lock_guard lock(mu_);
+      core::MutexLock lock(mu_);
       last_rv_ = std::move(new_rv);
     }
     return true;
   });
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     canceller_.reset();
   }
   return s;
@@ -132,7 +135,7 @@ void Reflector::Run() {
   bool after_410 = false;
   while (true) {
     {
-      std::lock_guard lock(mu_);
+      core::MutexLock lock(mu_);
       if (stopped_) return;
     }
     if (need_list) {
@@ -179,19 +182,24 @@ InformerBase::InformerBase(ClientPtr client, const ResourceInfo& resource, Infor
 InformerBase::~InformerBase() { Stop(); }
 
 void InformerBase::Start() {
-  std::lock_guard lock(run_mu_);
+  core::MutexLock lock(run_mu_);
   if (running_) return;
   running_ = true;
   stop_resync_ = false;
   reflector_thread_ = std::thread([this] { reflector_.Run(); });
   if (opts_.resync_period.count() > 0) {
     resync_thread_ = std::thread([this] {
-      std::unique_lock l(run_mu_);
-      while (!resync_cv_.wait_for(l, opts_.resync_period, [this] { return stop_resync_; })) {
+      core::MutexLock l(run_mu_);
+      while (true) {
+        const auto until = std::chrono::steady_clock::now() + opts_.resync_period;
+        while (!stop_resync_) {
+          if (resync_cv_.WaitUntil(l, until) == std::cv_status::timeout) break;
+        }
+        if (stop_resync_) break;
         if (!HasSynced()) continue;
-        l.unlock();
+        l.Unlock();
         Resync();
-        l.lock();
+        l.Lock();
       }
     });
   }
@@ -200,14 +208,14 @@ void InformerBase::Start() {
 void InformerBase::Stop() {
   std::thread r, s;
   {
-    std::lock_guard lock(run_mu_);
+    core::MutexLock lock(run_mu_);
     if (!running_) return;
     running_ = false;
     stop_resync_ = true;
     r = std::move(reflector_thread_);
     s = std::move(resync_thread_);
   }
-  resync_cv_.notify_all();
+  resync_cv_.NotifyAll();
   reflector_.Stop();
   if (r.joinable()) r.join();
   if (s.joinable()) s.join();
@@ -215,15 +223,15 @@ void InformerBase::Stop() {
 
 void InformerBase::MarkSynced() {
   {
-    std::lock_guard lock(sync_mu_);
+    core::MutexLock lock(sync_mu_);
     synced_ = true;
   }
-  sync_cv_.notify_all();
+  sync_cv_.NotifyAll();
 }
 
 bool InformerBase::WaitForSync(std::chrono::steady_clock::time_point deadline) const {
-  std::unique_lock lock(sync_mu_);
-  sync_cv_.wait_until(lock, deadline, [this] { return synced_.load(); });
+  core::MutexLock lock(sync_mu_);
+  sync_cv_.WaitUntil(lock, deadline, [this] { return synced_.load(); });
   return synced_.load();
 }
 

@@ -5,7 +5,8 @@
 
 #include <chrono>
 #include <ctime>
-#include <mutex>
+
+#include "tephra/core/thread_annotations.h"
 
 namespace tephra::kube::log {
 namespace detail {
@@ -15,11 +16,11 @@ std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
 namespace {
 
 struct State {
-  std::mutex mu;
-  Format format = Format::kLogfmt;
-  std::string component;
-  std::function<void(const std::string&)> sink;
-  std::shared_ptr<spdlog::logger> logger;
+  core::Mutex mu;
+  Format format TEPHRA_GUARDED_BY(mu) = Format::kLogfmt;
+  std::string component TEPHRA_GUARDED_BY(mu);
+  std::function<void(const std::string&)> sink TEPHRA_GUARDED_BY(mu);
+  std::shared_ptr<spdlog::logger> logger TEPHRA_GUARDED_BY(mu);
 };
 
 State& S() {
@@ -27,8 +28,7 @@ State& S() {
   return *s;
 }
 
-std::shared_ptr<spdlog::logger> Logger() {
-  State& s = S();
+std::shared_ptr<spdlog::logger> Logger(State& s) TEPHRA_REQUIRES(s.mu) {
   if (!s.logger) {
     // Lines are fully formatted here; spdlog only provides a thread-safe, flushed stderr sink.
     s.logger = std::make_shared<spdlog::logger>("tephra", std::make_shared<spdlog::sinks::stderr_sink_mt>());
@@ -122,7 +122,7 @@ core::Status Init(std::string_view level, Format format, std::string component) 
   if (!l.ok()) return l.status();
   State& s = S();
   {
-    std::lock_guard<std::mutex> g(s.mu);
+    core::MutexLock g(s.mu);
     s.format = format;
     s.component = std::move(component);
   }
@@ -135,7 +135,7 @@ Level GetLevel() { return static_cast<Level>(detail::g_level.load(std::memory_or
 
 void SetSinkForTest(std::function<void(const std::string&)> sink) {
   State& s = S();
-  std::lock_guard<std::mutex> g(s.mu);
+  core::MutexLock g(s.mu);
   s.sink = std::move(sink);
 }
 
@@ -184,7 +184,7 @@ void LogFields(Level level, std::string_view msg, const std::vector<Field>& fiel
   std::function<void(const std::string&)> sink;
   std::vector<Field> all;
   {
-    std::lock_guard<std::mutex> g(s.mu);
+    core::MutexLock g(s.mu);
     format = s.format;
     sink = s.sink;
     if (!s.component.empty()) all.emplace_back("component", s.component);
@@ -201,8 +201,8 @@ void LogFields(Level level, std::string_view msg, const std::vector<Field>& fiel
   }
   std::shared_ptr<spdlog::logger> logger;
   {
-    std::lock_guard<std::mutex> g(s.mu);
-    logger = Logger();
+    core::MutexLock g(s.mu);
+    logger = Logger(s);
   }
   logger->info("{}", line);
 }

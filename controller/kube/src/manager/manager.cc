@@ -36,9 +36,11 @@ std::unique_ptr<Runnable> MakeRunnable(std::string name, bool needs_leader_elect
 }
 
 bool SleepUnlessStopped(const std::stop_token& stop, std::chrono::nanoseconds d) {
-  std::mutex mu;
+  // A local lock guarding nothing: the wait needs one. std::condition_variable_any rather than core::CondVar:
+  // only it has the wait that a stop request interrupts (it takes core::MutexLock as any lockable).
+  core::Mutex mu;
   std::condition_variable_any cv;
-  std::unique_lock l(mu);
+  core::MutexLock l(mu);
   return cv.wait_for(l, stop, d, [] { return false; }) || stop.stop_requested();
 }
 

@@ -58,7 +58,7 @@ Registry& Registry::Default() {
 
 Registry::Entry* Registry::Declare(Desc d) {
   if (d.type == Type::kHistogram && d.buckets.empty()) d.buckets = DefaultBuckets();
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto it = families_.find(d.name);
   if (it != families_.end()) {
     const Desc& e = it->second->desc;
@@ -97,19 +97,19 @@ void Registry::AddAll(std::span<const Desc> table) {
 }
 
 CounterFamily* Registry::FindCounter(std::string_view name) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto it = families_.find(name);
   if (it == families_.end() || it->second->family.index() != 0) return nullptr;
   return std::get<0>(it->second->family).get();
 }
 GaugeFamily* Registry::FindGauge(std::string_view name) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto it = families_.find(name);
   if (it == families_.end() || it->second->family.index() != 1) return nullptr;
   return std::get<1>(it->second->family).get();
 }
 HistogramFamily* Registry::FindHistogram(std::string_view name) {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto it = families_.find(name);
   if (it == families_.end() || it->second->family.index() != 2) return nullptr;
   return std::get<2>(it->second->family).get();
@@ -162,16 +162,10 @@ std::string LabelText(const std::vector<std::string>& names, const std::vector<s
   return o + "}";
 }
 
-template <typename M, typename F>
-void WriteChildren(const Family<M>& fam, std::mutex& mu, const std::map<std::vector<std::string>, std::unique_ptr<M>>& children, F&& write) {
-  std::lock_guard<std::mutex> l(mu);
-  for (const auto& [values, child] : children) write(values, *child);
-}
-
 }  // namespace
 
 std::string Registry::Expose() const {
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   std::string out;
   for (const auto& kv : families_) {
     // Named copies, not structured bindings: lambdas below capture them (clang 14 cannot capture bindings).
@@ -184,21 +178,21 @@ std::string Registry::Expose() const {
     switch (d.type) {
       case Type::kCounter: {
         auto& f = *std::get<0>(entry->family);
-        WriteChildren(f, f.mu_, f.children_, [&](const std::vector<std::string>& v, const Counter& c) {
+        f.ForEachChild([&](const std::vector<std::string>& v, const Counter& c) {
           out += name + LabelText(d.labels, v) + " " + FormatValue(c.Value()) + "\n";
         });
         break;
       }
       case Type::kGauge: {
         auto& f = *std::get<1>(entry->family);
-        WriteChildren(f, f.mu_, f.children_, [&](const std::vector<std::string>& v, const Gauge& g) {
+        f.ForEachChild([&](const std::vector<std::string>& v, const Gauge& g) {
           out += name + LabelText(d.labels, v) + " " + FormatValue(g.Value()) + "\n";
         });
         break;
       }
       case Type::kHistogram: {
         auto& f = *std::get<2>(entry->family);
-        WriteChildren(f, f.mu_, f.children_, [&](const std::vector<std::string>& v, const Histogram& h) {
+        f.ForEachChild([&](const std::vector<std::string>& v, const Histogram& h) {
           // Read count first: a concurrent Observe may make buckets slightly ahead of it, never behind
           // in a way that breaks the +Inf == count rule below (we print count for +Inf).
           uint64_t count = h.Count();

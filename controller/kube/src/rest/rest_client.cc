@@ -136,7 +136,7 @@ TokenBucket::TokenBucket(double qps, int burst) : qps_(qps), burst_(std::max(1, 
 
 std::chrono::nanoseconds TokenBucket::Reserve(std::chrono::steady_clock::time_point now) {
   if (qps_ <= 0) return std::chrono::nanoseconds(0);
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(mu_);
   if (!started_) {
     started_ = true;
     last_ = now;

@@ -3,9 +3,9 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/transport.h"
 
@@ -32,17 +32,17 @@ class TokenBucket {
  public:
   TokenBucket(double qps, int burst);
   // Blocks until a token is available; returns how long it waited.
-  std::chrono::nanoseconds Acquire();
+  std::chrono::nanoseconds Acquire() TEPHRA_EXCLUDES(mu_);
   // Non-blocking: time until a token would be available if taken now (takes it). Used by Acquire and tests.
-  std::chrono::nanoseconds Reserve(std::chrono::steady_clock::time_point now);
+  std::chrono::nanoseconds Reserve(std::chrono::steady_clock::time_point now) TEPHRA_EXCLUDES(mu_);
 
  private:
-  std::mutex mu_;
-  double qps_;
-  double burst_;
-  double tokens_;
-  std::chrono::steady_clock::time_point last_{};
-  bool started_ = false;
+  core::Mutex mu_;
+  const double qps_;  // read without the lock: fixed at construction
+  const double burst_;
+  double tokens_ TEPHRA_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_ TEPHRA_GUARDED_BY(mu_){};
+  bool started_ TEPHRA_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tephra::kube::rest

@@ -41,8 +41,8 @@ class CertSource {
       : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)), check_(check) {}
   ~CertSource() { Free(&cur_); }
 
-  core::Status LoadInitial() {
-    std::lock_guard l(mu_);
+  core::Status LoadInitial() TEPHRA_EXCLUDES(mu_) {
+    core::MutexLock l(mu_);
     Pair p;
     TEPHRA_RETURN_IF_ERROR(Read(&p));
     cur_ = p;
@@ -104,8 +104,8 @@ class CertSource {
     return core::Status::OK();
   }
 
-  int Apply(SSL* ssl) {
-    std::lock_guard l(mu_);
+  int Apply(SSL* ssl) TEPHRA_EXCLUDES(mu_) {
+    core::MutexLock l(mu_);
     const auto now = std::chrono::steady_clock::now();
     if (now - last_check_ >= check_) {
       last_check_ = now;
@@ -126,9 +126,9 @@ class CertSource {
 
   const std::string cert_file_, key_file_;
   const std::chrono::seconds check_;
-  std::mutex mu_;
-  Pair cur_;
-  std::chrono::steady_clock::time_point last_check_{};
+  core::Mutex mu_;
+  Pair cur_ TEPHRA_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_check_ TEPHRA_GUARDED_BY(mu_){};
 };
 
 }  // namespace
@@ -143,12 +143,12 @@ HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options))
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Handle(const std::string& path, HttpHandler handler) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   handlers_[path] = std::move(handler);
 }
 
 void HttpServer::HandlePost(const std::string& path, HttpHandler handler) {
-  std::lock_guard l(mu_);
+  core::MutexLock l(mu_);
   post_handlers_[path] = std::move(handler);
 }
 
@@ -156,7 +156,7 @@ ServerResponse HttpServer::Dispatch(const ServerRequest& req) {
   HttpHandler h;
   bool known = false;
   {
-    std::lock_guard l(mu_);
+    core::MutexLock l(mu_);
     const bool get = req.method == "GET" || req.method == "HEAD";
     auto& map = get ? handlers_ : post_handlers_;
     if (get || req.method == "POST") {

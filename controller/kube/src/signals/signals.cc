@@ -4,27 +4,27 @@
 #include <signal.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <ctime>
-#include <mutex>
 #include <thread>
 
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/log.h"
 
 namespace tephra::kube {
 namespace {
 
+// Atomic so StopSignal() needs no lock; g_mu only orders Deliver's notify against WaitForStop's wait.
 std::atomic<int> g_signal{0};
-std::mutex g_mu;
-std::condition_variable g_cv;
+core::Mutex g_mu;
+core::CondVar g_cv;
 
 void Deliver(int sig) {
   {
-    std::lock_guard l(g_mu);
+    core::MutexLock l(g_mu);
     g_signal.store(sig);
   }
-  g_cv.notify_all();
+  g_cv.NotifyAll();
 }
 
 }  // namespace
@@ -61,8 +61,8 @@ void InstallStopSignals(const StopSignalOptions& opts) {
 int StopSignal() { return g_signal.load(); }
 
 bool WaitForStop(std::chrono::milliseconds timeout) {
-  std::unique_lock l(g_mu);
-  return g_cv.wait_for(l, timeout, [] { return g_signal.load() != 0; });
+  core::MutexLock l(g_mu);
+  return g_cv.WaitFor(l, timeout, [] { return g_signal.load() != 0; });
 }
 
 void RequestStopForTest(int sig) { Deliver(sig); }

@@ -2,9 +2,10 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <string_view>
+
+#include "tephra/core/thread_annotations.h"
 
 namespace tephra::core {
 
@@ -32,23 +33,23 @@ class FakeClock final : public Clock {
  public:
   explicit FakeClock(WallTime wall_start = WallTime(std::chrono::seconds(1'700'000'000)))
       : wall_start_(wall_start) {}
-  TimePoint Now() const override {
-    std::lock_guard<std::mutex> l(mu_);
+  TimePoint Now() const override TEPHRA_EXCLUDES(mu_) {
+    MutexLock l(mu_);
     return now_;
   }
-  WallTime WallNow() const override {
-    std::lock_guard<std::mutex> l(mu_);
+  WallTime WallNow() const override TEPHRA_EXCLUDES(mu_) {
+    MutexLock l(mu_);
     return wall_start_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(now_.time_since_epoch());
   }
-  void Advance(std::chrono::nanoseconds d) {
-    std::lock_guard<std::mutex> l(mu_);
+  void Advance(std::chrono::nanoseconds d) TEPHRA_EXCLUDES(mu_) {
+    MutexLock l(mu_);
     now_ += d;
   }
 
  private:
-  mutable std::mutex mu_;
-  TimePoint now_{};
-  WallTime wall_start_;
+  mutable Mutex mu_;
+  TimePoint now_ TEPHRA_GUARDED_BY(mu_) = TimePoint{};
+  WallTime wall_start_ TEPHRA_GUARDED_BY(mu_);  // only written by the constructor; read under mu_ anyway
 };
 
 // RFC 3339 "2026-11-22T09:10:55Z" (seconds precision, UTC), as Kubernetes writes metav1.Time.

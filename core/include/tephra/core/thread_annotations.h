@@ -15,6 +15,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <shared_mutex>
 
 #if defined(__clang__)
 #define TEPHRA_THREAD_ANNOTATION(x) __attribute__((x))
@@ -28,8 +29,11 @@
 #define TEPHRA_PT_GUARDED_BY(x) TEPHRA_THREAD_ANNOTATION(pt_guarded_by(x))
 #define TEPHRA_REQUIRES(...) TEPHRA_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 #define TEPHRA_EXCLUDES(...) TEPHRA_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
+#define TEPHRA_REQUIRES_SHARED(...) TEPHRA_THREAD_ANNOTATION(requires_shared_capability(__VA_ARGS__))
 #define TEPHRA_ACQUIRE(...) TEPHRA_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+#define TEPHRA_ACQUIRE_SHARED(...) TEPHRA_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
 #define TEPHRA_RELEASE(...) TEPHRA_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define TEPHRA_RELEASE_SHARED(...) TEPHRA_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
 #define TEPHRA_TRY_ACQUIRE(...) TEPHRA_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define TEPHRA_NO_THREAD_SAFETY_ANALYSIS TEPHRA_THREAD_ANNOTATION(no_thread_safety_analysis)
 
@@ -72,6 +76,45 @@ class TEPHRA_SCOPED_CAPABILITY MutexLock {
  private:
   Mutex& mu_;
   bool held_ = true;
+};
+
+// A reader/writer mutex (std::shared_mutex) for data many threads read at once: writers take it with
+// WriterMutexLock, readers with ReaderMutexLock. Members are GUARDED_BY it as usual; the analysis then allows
+// reads under either lock and writes only under the writer's.
+class TEPHRA_CAPABILITY("mutex") SharedMutex {
+ public:
+  SharedMutex() = default;
+  SharedMutex(const SharedMutex&) = delete;
+  SharedMutex& operator=(const SharedMutex&) = delete;
+  void lock() TEPHRA_ACQUIRE() { m_.lock(); }
+  void unlock() TEPHRA_RELEASE() { m_.unlock(); }
+  void lock_shared() TEPHRA_ACQUIRE_SHARED() { m_.lock_shared(); }
+  void unlock_shared() TEPHRA_RELEASE_SHARED() { m_.unlock_shared(); }
+
+ private:
+  std::shared_mutex m_;
+};
+
+class TEPHRA_SCOPED_CAPABILITY WriterMutexLock {
+ public:
+  explicit WriterMutexLock(SharedMutex& mu) TEPHRA_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
+  ~WriterMutexLock() TEPHRA_RELEASE() { mu_.unlock(); }
+  WriterMutexLock(const WriterMutexLock&) = delete;
+  WriterMutexLock& operator=(const WriterMutexLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
+};
+
+class TEPHRA_SCOPED_CAPABILITY ReaderMutexLock {
+ public:
+  explicit ReaderMutexLock(SharedMutex& mu) TEPHRA_ACQUIRE_SHARED(mu) : mu_(mu) { mu_.lock_shared(); }
+  ~ReaderMutexLock() TEPHRA_RELEASE() { mu_.unlock_shared(); }
+  ReaderMutexLock(const ReaderMutexLock&) = delete;
+  ReaderMutexLock& operator=(const ReaderMutexLock&) = delete;
+
+ private:
+  SharedMutex& mu_;
 };
 
 // A condition variable for core::Mutex. Wait* must be called with the lock held (through `l`); they return

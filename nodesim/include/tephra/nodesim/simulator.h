@@ -19,13 +19,13 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "tephra/core/clock.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/informer.h"
 #include "tephra/kube/workqueue.h"
@@ -80,9 +80,9 @@ class Simulator {
   void Stop();
 
   // Nodes known to exist on the server (created or adopted).
-  int RegisteredNodes() const;
+  int RegisteredNodes() const TEPHRA_EXCLUDES(mu_);
   // Pods currently tracked (bound to our nodes; finished ones until the watch reports them gone).
-  size_t TrackedPods() const;
+  size_t TrackedPods() const TEPHRA_EXCLUDES(mu_);
   const SimulatorStats& stats() const { return stats_; }
 
   // Resource descriptors used (cluster-scoped nodes, namespaced pods/leases/events).
@@ -114,14 +114,14 @@ class Simulator {
 
   void Worker();
   void HeartbeatWorker();
-  void HandleNode(const std::string& name);
-  void HandleLease(const std::string& name);
-  void HandlePod(const std::string& key);
+  void HandleNode(const std::string& name) TEPHRA_EXCLUDES(mu_);
+  void HandleLease(const std::string& name) TEPHRA_EXCLUDES(mu_);
+  void HandlePod(const std::string& key) TEPHRA_EXCLUDES(mu_);
   bool DeletePodNow(const std::string& key, const std::string& uid, const std::string& retry_key);
   // Upserts a pod from the API (watch/list/write response); returns true if it is ours.
-  bool UpsertPod(const json& pod);
+  bool UpsertPod(const json& pod) TEPHRA_EXCLUDES(mu_);
   void ReportProblems(const PodView& pod, const std::vector<std::string>& problems);
-  void ObserveNode(const json& node, bool deleted);
+  void ObserveNode(const json& node, bool deleted) TEPHRA_EXCLUDES(mu_);
   core::Clock::WallTime WallNow() const { return clock_.WallNow(); }
 
   kube::ClientPtr client_;
@@ -131,9 +131,10 @@ class Simulator {
   const core::Clock& clock_;
   SimulatorStats stats_;
 
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, NodeState> node_state_;
-  std::unordered_map<std::string, PodRecord> pods_;
+  // Also taken by PodSink (as s_->mu_).
+  mutable core::Mutex mu_;
+  std::unordered_map<std::string, NodeState> node_state_ TEPHRA_GUARDED_BY(mu_);
+  std::unordered_map<std::string, PodRecord> pods_ TEPHRA_GUARDED_BY(mu_);
 
   std::unique_ptr<kube::WorkQueue> queue_;
   std::unique_ptr<kube::WorkQueue> heartbeat_queue_;

@@ -9,11 +9,11 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "tephra/core/status.h"
+#include "tephra/core/thread_annotations.h"
 
 namespace tephra::kube {
 
@@ -70,15 +70,15 @@ class TokenSource {
  public:
   explicit TokenSource(const RestConfig& cfg, std::chrono::seconds recheck = std::chrono::seconds(60));
   // "" when neither a token nor a token file is configured.
-  core::StatusOr<std::string> Token();
+  core::StatusOr<std::string> Token() TEPHRA_EXCLUDES(mu_);
 
  private:
-  std::mutex mu_;
-  std::string token_;
-  std::string file_;
-  std::chrono::seconds recheck_;
-  std::chrono::steady_clock::time_point next_check_{};
-  int64_t mtime_ns_ = -1;
+  core::Mutex mu_;
+  std::string token_ TEPHRA_GUARDED_BY(mu_);
+  const std::string file_;
+  const std::chrono::seconds recheck_;
+  std::chrono::steady_clock::time_point next_check_ TEPHRA_GUARDED_BY(mu_){};
+  int64_t mtime_ns_ TEPHRA_GUARDED_BY(mu_) = -1;
 };
 
 }  // namespace tephra::kube

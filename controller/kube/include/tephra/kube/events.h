@@ -11,18 +11,17 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
 #include "tephra/core/clock.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 
 namespace tephra::kube {
@@ -76,19 +75,20 @@ class EventRecorder {
   EventRecorder& operator=(const EventRecorder&) = delete;
 
   // Thread-safe, non-blocking. `reason` is UpperCamelCase ("Scheduled", "FailedCreatePod").
-  void Event(const ObjectReference& obj, EventType type, std::string reason, std::string message);
+  void Event(const ObjectReference& obj, EventType type, std::string reason, std::string message)
+      TEPHRA_EXCLUDES(mu_);
 
   // Processes everything queued on the calling thread; returns how many events were handled.
-  size_t ProcessPending();
+  size_t ProcessPending() TEPHRA_EXCLUDES(mu_, handle_mu_);
   // Waits until the queue is empty and nothing is in flight, or the timeout passes; true if idle.
-  bool Flush(std::chrono::milliseconds timeout);
+  bool Flush(std::chrono::milliseconds timeout) TEPHRA_EXCLUDES(mu_);
   // Sends what is queued (bounded by the client's own timeouts), then stops the thread. Idempotent.
-  void Shutdown();
-  EventRecorderStats stats() const;
+  void Shutdown() TEPHRA_EXCLUDES(mu_);
+  EventRecorderStats stats() const TEPHRA_EXCLUDES(mu_);
   // Runs on the recorder's thread before each batch it writes. The scheduler makes it wait, boundedly, for
   // its binder to drain: an Event is informational, a bind is the product, and both cost the same API
   // server CPU.
-  void SetBeforeBatch(std::function<void()> hook);
+  void SetBeforeBatch(std::function<void()> hook) TEPHRA_EXCLUDES(mu_);
 
  private:
   struct Pending {
@@ -109,27 +109,29 @@ class EventRecorder {
     std::list<std::string>::iterator lru;
   };
 
-  void Loop();
-  void Handle(const Pending& p);
-  bool AllowLocked(const std::string& spam_key);
+  void Loop() TEPHRA_EXCLUDES(mu_, handle_mu_);
+  // Takes handle_mu_, then mu_ briefly to count the outcome (the lock order is handle_mu_ before mu_).
+  void Handle(const Pending& p) TEPHRA_EXCLUDES(mu_, handle_mu_);
+  bool AllowLocked(const std::string& spam_key) TEPHRA_REQUIRES(handle_mu_);
 
   ClientPtr client_;
   EventRecorderOptions opts_;
   const core::Clock& clock_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_, idle_cv_;
-  std::deque<Pending> queue_;
-  bool busy_ = false;
-  bool shutdown_ = false;
-  std::function<void()> before_batch_;
-  EventRecorderStats stats_;
+  mutable core::Mutex mu_;
+  core::CondVar cv_;       // the worker waiting for events or shutdown
+  core::CondVar idle_cv_;  // Flush waiting for the queue to drain
+  std::deque<Pending> queue_ TEPHRA_GUARDED_BY(mu_);
+  bool busy_ TEPHRA_GUARDED_BY(mu_) = false;
+  bool shutdown_ TEPHRA_GUARDED_BY(mu_) = false;
+  std::function<void()> before_batch_ TEPHRA_GUARDED_BY(mu_);
+  EventRecorderStats stats_ TEPHRA_GUARDED_BY(mu_);
   // Worker-only state (no lock needed beyond the worker being single-threaded; guarded by handle_mu_ so
   // ProcessPending and the thread never run Handle concurrently).
-  std::mutex handle_mu_;
-  std::unordered_map<std::string, Aggregate> aggregates_;
-  std::list<std::string> aggregate_lru_;
-  std::unordered_map<std::string, Bucket> buckets_;
-  std::list<std::string> bucket_lru_;
+  core::Mutex handle_mu_;
+  std::unordered_map<std::string, Aggregate> aggregates_ TEPHRA_GUARDED_BY(handle_mu_);
+  std::list<std::string> aggregate_lru_ TEPHRA_GUARDED_BY(handle_mu_);
+  std::unordered_map<std::string, Bucket> buckets_ TEPHRA_GUARDED_BY(handle_mu_);
+  std::list<std::string> bucket_lru_ TEPHRA_GUARDED_BY(handle_mu_);
   std::thread thread_;
 };
 

@@ -12,13 +12,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "tephra/core/status.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/metrics.h"
 
 namespace tephra::kube {
@@ -67,9 +67,9 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   // Registers a handler for an exact path. Thread-safe; may be called after Start.
-  void Handle(const std::string& path, HttpHandler handler);
+  void Handle(const std::string& path, HttpHandler handler) TEPHRA_EXCLUDES(mu_);
   // Registers a POST handler for an exact path (a path may have both a GET and a POST handler).
-  void HandlePost(const std::string& path, HttpHandler handler);
+  void HandlePost(const std::string& path, HttpHandler handler) TEPHRA_EXCLUDES(mu_);
   // Largest accepted request body; larger requests get 413. Call before Start().
   void set_max_body_bytes(size_t n) { options_.max_body_bytes = n; }
   // Binds "host:port", ":port" (all interfaces) or "[v6]:port"; port 0 picks a free port (see port()).
@@ -83,12 +83,12 @@ class HttpServer {
 
  private:
   struct Impl;
-  ServerResponse Dispatch(const ServerRequest& req);
+  ServerResponse Dispatch(const ServerRequest& req) TEPHRA_EXCLUDES(mu_);
 
   HttpServerOptions options_;
-  std::mutex mu_;  // guards the handler maps
-  std::map<std::string, HttpHandler> handlers_;
-  std::map<std::string, HttpHandler> post_handlers_;
+  core::Mutex mu_;
+  std::map<std::string, HttpHandler> handlers_ TEPHRA_GUARDED_BY(mu_);
+  std::map<std::string, HttpHandler> post_handlers_ TEPHRA_GUARDED_BY(mu_);
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
   std::thread thread_;

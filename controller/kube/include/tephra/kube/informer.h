@@ -26,14 +26,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <typeindex>
@@ -43,6 +41,7 @@
 
 #include "tephra/api/codec.h"
 #include "tephra/api/meta.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 
 namespace tephra::kube {
@@ -97,29 +96,29 @@ class Reflector {
   Reflector(ClientPtr client, const ResourceInfo& resource, const InformerOptions& opts, ReflectorSink* sink);
   ~Reflector();
   // Runs until Stop(); call from a dedicated thread.
-  void Run();
+  void Run() TEPHRA_EXCLUDES(mu_);
   // Thread-safe, idempotent; aborts an in-flight watch.
-  void Stop();
+  void Stop() TEPHRA_EXCLUDES(mu_);
   const ReflectorStats& stats() const { return stats_; }
   ReflectorStats& mutable_stats() { return stats_; }
-  std::string last_resource_version() const;
+  std::string last_resource_version() const TEPHRA_EXCLUDES(mu_);
   const ResourceInfo& resource() const { return resource_; }
 
  private:
-  Status ListAndReplace(const std::string& rv);
-  Status WatchOnce();
-  bool SleepUnlessStopped(std::chrono::milliseconds d);
+  Status ListAndReplace(const std::string& rv) TEPHRA_EXCLUDES(mu_);
+  Status WatchOnce() TEPHRA_EXCLUDES(mu_);
+  bool SleepUnlessStopped(std::chrono::milliseconds d) TEPHRA_EXCLUDES(mu_);
 
   ClientPtr client_;
   ResourceInfo resource_;
   InformerOptions opts_;
   ReflectorSink* sink_;
   ReflectorStats stats_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopped_ = false;
-  std::string last_rv_;
-  std::shared_ptr<WatchCanceller> canceller_;
+  mutable core::Mutex mu_;
+  core::CondVar cv_;  // SleepUnlessStopped waiting for Stop()
+  bool stopped_ TEPHRA_GUARDED_BY(mu_) = false;
+  std::string last_rv_ TEPHRA_GUARDED_BY(mu_);
+  std::shared_ptr<WatchCanceller> canceller_ TEPHRA_GUARDED_BY(mu_);
 };
 
 // Type-independent part of every informer: the thread, sync state, stop.
@@ -131,16 +130,16 @@ class InformerBase : public ReflectorSink {
   InformerBase& operator=(const InformerBase&) = delete;
 
   // Starts the reflector (and resync) threads. Idempotent.
-  void Start();
+  void Start() TEPHRA_EXCLUDES(run_mu_);
   // Stops and joins. Idempotent; also called by the destructor of the concrete informer.
-  void Stop();
+  void Stop() TEPHRA_EXCLUDES(run_mu_);
   bool HasSynced() const { return synced_.load(); }
   // Blocks until synced or the deadline passes; returns HasSynced().
-  bool WaitForSync(std::chrono::steady_clock::time_point deadline) const;
+  bool WaitForSync(std::chrono::steady_clock::time_point deadline) const TEPHRA_EXCLUDES(sync_mu_);
   const ReflectorStats& stats() const { return reflector_.stats(); }
   const ResourceInfo& resource() const { return reflector_.resource(); }
   const InformerOptions& options() const { return opts_; }
-  void MarkSynced() override;
+  void MarkSynced() override TEPHRA_EXCLUDES(sync_mu_);
 
  protected:
   virtual void Resync() = 0;
@@ -151,15 +150,16 @@ class InformerBase : public ReflectorSink {
  private:
   InformerOptions opts_;
   Reflector reflector_;
+  // Atomic so HasSynced() needs no lock; sync_mu_ only orders MarkSynced's notify against WaitForSync's wait.
   std::atomic<bool> synced_{false};
-  mutable std::mutex sync_mu_;
-  mutable std::condition_variable sync_cv_;
-  std::mutex run_mu_;
-  bool running_ = false;
-  bool stop_resync_ = false;
-  std::condition_variable resync_cv_;
-  std::thread reflector_thread_;
-  std::thread resync_thread_;
+  mutable core::Mutex sync_mu_;
+  mutable core::CondVar sync_cv_;
+  core::Mutex run_mu_;
+  bool running_ TEPHRA_GUARDED_BY(run_mu_) = false;
+  bool stop_resync_ TEPHRA_GUARDED_BY(run_mu_) = false;
+  core::CondVar resync_cv_;  // the resync thread waiting out the period or Stop()
+  std::thread reflector_thread_ TEPHRA_GUARDED_BY(run_mu_);
+  std::thread resync_thread_ TEPHRA_GUARDED_BY(run_mu_);
 };
 
 namespace internal {
@@ -185,15 +185,15 @@ class Informer : public InformerBase {
   ~Informer() override { Stop(); }
 
   // Adds an index. Call before Start() (objects already cached are indexed too, under the lock).
-  void AddIndexer(const std::string& name, IndexFunc fn) {
-    std::unique_lock lock(mu_);
+  void AddIndexer(const std::string& name, IndexFunc fn) TEPHRA_EXCLUDES(mu_) {
+    core::WriterMutexLock lock(mu_);
     auto& idx = indices_[name];
     idx.fn = std::move(fn);
     for (const auto& [key, obj] : items_) IndexAdd(idx, key, *obj);
   }
   // Registers handlers; objects already in the cache are delivered to the new handlers as adds.
-  void AddEventHandler(Handlers h) {
-    std::lock_guard dispatch(dispatch_mu_);
+  void AddEventHandler(Handlers h) TEPHRA_EXCLUDES(dispatch_mu_) {
+    core::MutexLock dispatch(dispatch_mu_);
     std::vector<Ptr> existing = List();
     handlers_.push_back(std::move(h));
     for (const auto& o : existing)
@@ -201,21 +201,21 @@ class Informer : public InformerBase {
   }
 
   // Cache reads; thread-safe.
-  Ptr Get(const std::string& key) const {
-    std::shared_lock lock(mu_);
+  Ptr Get(const std::string& key) const TEPHRA_EXCLUDES(mu_) {
+    core::ReaderMutexLock lock(mu_);
     auto it = items_.find(key);
     return it == items_.end() ? nullptr : it->second;
   }
   Ptr Get(const std::string& ns, const std::string& name) const { return Get(ns.empty() ? name : ns + "/" + name); }
-  std::vector<Ptr> List() const {
-    std::shared_lock lock(mu_);
+  std::vector<Ptr> List() const TEPHRA_EXCLUDES(mu_) {
+    core::ReaderMutexLock lock(mu_);
     std::vector<Ptr> out;
     out.reserve(items_.size());
     for (const auto& [k, v] : items_) out.push_back(v);
     return out;
   }
-  std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const {
-    std::shared_lock lock(mu_);
+  std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const TEPHRA_EXCLUDES(mu_) {
+    core::ReaderMutexLock lock(mu_);
     std::vector<Ptr> out;
     auto ii = indices_.find(index);
     if (ii == indices_.end()) return out;
@@ -228,19 +228,19 @@ class Informer : public InformerBase {
     return out;
   }
   std::vector<Ptr> ListNamespace(const std::string& ns) const { return ByIndex(kIndexNamespace, ns); }
-  std::vector<std::string> Keys() const {
-    std::shared_lock lock(mu_);
+  std::vector<std::string> Keys() const TEPHRA_EXCLUDES(mu_) {
+    core::ReaderMutexLock lock(mu_);
     std::vector<std::string> out;
     for (const auto& [k, v] : items_) out.push_back(k);
     return out;
   }
-  size_t Size() const {
-    std::shared_lock lock(mu_);
+  size_t Size() const TEPHRA_EXCLUDES(mu_) {
+    core::ReaderMutexLock lock(mu_);
     return items_.size();
   }
 
   // ReflectorSink.
-  void Replace(std::vector<json>&& items) override {
+  void Replace(std::vector<json>&& items) override TEPHRA_EXCLUDES(dispatch_mu_, mu_) {
     std::unordered_map<std::string, Ptr> fresh;
     fresh.reserve(items.size());
     for (auto& j : items) {
@@ -251,7 +251,7 @@ class Informer : public InformerBase {
     std::vector<Ptr> added, deleted;
     std::vector<std::pair<Ptr, Ptr>> updated;
     {
-      std::unique_lock lock(mu_);
+      core::WriterMutexLock lock(mu_);
       for (auto it = items_.begin(); it != items_.end();) {
         if (!fresh.count(it->first)) {
           IndexRemove(it->first, *it->second);
@@ -275,19 +275,19 @@ class Informer : public InformerBase {
         }
       }
     }
-    std::lock_guard dispatch(dispatch_mu_);
+    core::MutexLock dispatch(dispatch_mu_);
     for (const auto& o : deleted) Dispatch(WatchEvent::Type::kDeleted, nullptr, o);
     for (const auto& o : added) Dispatch(WatchEvent::Type::kAdded, nullptr, o);
     for (const auto& [o, n] : updated) Dispatch(WatchEvent::Type::kModified, o, n);
   }
 
-  void Apply(WatchEvent::Type type, json&& object) override {
+  void Apply(WatchEvent::Type type, json&& object) override TEPHRA_EXCLUDES(dispatch_mu_, mu_) {
     Ptr obj = DecodeObject(std::move(object));
     if (!obj) return;
     const std::string key = obj->metadata.Key();
     Ptr old;
     {
-      std::unique_lock lock(mu_);
+      core::WriterMutexLock lock(mu_);
       auto it = items_.find(key);
       if (type == WatchEvent::Type::kDeleted) {
         if (it == items_.end()) return;  // already gone (e.g. seen deleted by a relist)
@@ -309,7 +309,7 @@ class Informer : public InformerBase {
         IndexAddAll(key, *obj);
       }
     }
-    std::lock_guard dispatch(dispatch_mu_);
+    core::MutexLock dispatch(dispatch_mu_);
     if (type == WatchEvent::Type::kDeleted) Dispatch(type, nullptr, old);
     else if (old) Dispatch(WatchEvent::Type::kModified, old, obj);
     else Dispatch(WatchEvent::Type::kAdded, nullptr, obj);
@@ -333,8 +333,8 @@ class Informer : public InformerBase {
   }
 
  protected:
-  void Resync() override {
-    std::lock_guard dispatch(dispatch_mu_);
+  void Resync() override TEPHRA_EXCLUDES(dispatch_mu_) {
+    core::MutexLock dispatch(dispatch_mu_);
     for (const auto& o : List()) Dispatch(WatchEvent::Type::kModified, o, o);
   }
 
@@ -343,13 +343,13 @@ class Informer : public InformerBase {
     IndexFunc fn;
     std::unordered_map<std::string, std::set<std::string>> values;
   };
-  void IndexAdd(Index& idx, const std::string& key, const T& obj) {
+  void IndexAdd(Index& idx, const std::string& key, const T& obj) TEPHRA_REQUIRES(mu_) {
     for (auto& v : idx.fn(obj)) idx.values[v].insert(key);
   }
-  void IndexAddAll(const std::string& key, const T& obj) {
+  void IndexAddAll(const std::string& key, const T& obj) TEPHRA_REQUIRES(mu_) {
     for (auto& [name, idx] : indices_) IndexAdd(idx, key, obj);
   }
-  void IndexRemove(const std::string& key, const T& obj) {
+  void IndexRemove(const std::string& key, const T& obj) TEPHRA_REQUIRES(mu_) {
     for (auto& [name, idx] : indices_) {
       for (const auto& v : idx.fn(obj)) {
         auto it = idx.values.find(v);
@@ -359,7 +359,7 @@ class Informer : public InformerBase {
       }
     }
   }
-  void Dispatch(WatchEvent::Type type, const Ptr& old_obj, const Ptr& obj) {
+  void Dispatch(WatchEvent::Type type, const Ptr& old_obj, const Ptr& obj) TEPHRA_REQUIRES(dispatch_mu_) {
     for (const auto& h : handlers_) {
       switch (type) {
         case WatchEvent::Type::kAdded:
@@ -377,11 +377,15 @@ class Informer : public InformerBase {
     }
   }
 
-  mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, Ptr> items_;
-  std::map<std::string, Index> indices_;
-  std::recursive_mutex dispatch_mu_;  // serializes handler calls (reflector thread vs resync thread)
-  std::vector<Handlers> handlers_;
+  // Readers (every reconciler's cache reads) share the cache; the reflector thread writes it.
+  mutable core::SharedMutex mu_;
+  std::unordered_map<std::string, Ptr> items_ TEPHRA_GUARDED_BY(mu_);
+  std::map<std::string, Index> indices_ TEPHRA_GUARDED_BY(mu_);
+  // Serializes handler calls (reflector thread vs resync thread). Taken before mu_ (AddEventHandler and Resync
+  // read the cache under it), never while mu_ is held. Not recursive: a handler must not call AddEventHandler,
+  // Replace or Apply on its own informer.
+  core::Mutex dispatch_mu_;
+  std::vector<Handlers> handlers_ TEPHRA_GUARDED_BY(dispatch_mu_);
 };
 
 // Index functions for common needs.
@@ -415,11 +419,11 @@ class SharedInformerFactory {
   // The informer for T; `opts` (defaults if omitted) must be the same for every caller sharing it. Informers
   // requested after StartAll() are started immediately.
   template <typename T>
-  std::shared_ptr<Informer<T>> For(const InformerOptions* opts = nullptr) {
+  std::shared_ptr<Informer<T>> For(const InformerOptions* opts = nullptr) TEPHRA_EXCLUDES(mu_) {
     const InformerOptions& o = opts ? *opts : defaults_;
     std::string key = std::string(typeid(T).name()) + "|" + o.namespace_ + "|" + o.label_selector + "|" +
                       o.field_selector;
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(mu_);
     auto it = informers_.find(key);
     if (it != informers_.end()) return std::static_pointer_cast<Informer<T>>(it->second);
     auto inf = std::make_shared<Informer<T>>(client_, o);
@@ -427,16 +431,16 @@ class SharedInformerFactory {
     if (started_) inf->Start();
     return inf;
   }
-  void StartAll() {
-    std::lock_guard lock(mu_);
+  void StartAll() TEPHRA_EXCLUDES(mu_) {
+    core::MutexLock lock(mu_);
     started_ = true;
     for (auto& [k, inf] : informers_) inf->Start();
   }
   // True when every informer synced before the deadline.
-  bool WaitForSync(std::chrono::steady_clock::time_point deadline) {
+  bool WaitForSync(std::chrono::steady_clock::time_point deadline) TEPHRA_EXCLUDES(mu_) {
     std::vector<std::shared_ptr<InformerBase>> all;
     {
-      std::lock_guard lock(mu_);
+      core::MutexLock lock(mu_);
       for (auto& [k, inf] : informers_) all.push_back(inf);
     }
     for (auto& inf : all)
@@ -444,21 +448,21 @@ class SharedInformerFactory {
     return true;
   }
   // Visits every informer (for metrics); `fn` must not call back into the factory.
-  void ForEach(const std::function<void(const InformerBase&)>& fn) const {
-    std::lock_guard lock(mu_);
+  void ForEach(const std::function<void(const InformerBase&)>& fn) const TEPHRA_EXCLUDES(mu_) {
+    core::MutexLock lock(mu_);
     for (const auto& [k, inf] : informers_) fn(*inf);
   }
-  void StopAll() {
-    std::lock_guard lock(mu_);
+  void StopAll() TEPHRA_EXCLUDES(mu_) {
+    core::MutexLock lock(mu_);
     for (auto& [k, inf] : informers_) inf->Stop();
   }
 
  private:
   ClientPtr client_;
   InformerOptions defaults_;
-  mutable std::mutex mu_;
-  bool started_ = false;
-  std::map<std::string, std::shared_ptr<InformerBase>> informers_;
+  mutable core::Mutex mu_;
+  bool started_ TEPHRA_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::shared_ptr<InformerBase>> informers_ TEPHRA_GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::kube

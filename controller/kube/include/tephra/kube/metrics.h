@@ -10,12 +10,13 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include "tephra/core/thread_annotations.h"
 
 namespace tephra::kube::metrics {
 
@@ -88,8 +89,8 @@ template <typename M>
 class Family {
  public:
   // Label values in the order of Desc::labels. A wrong count is a programming error (aborts).
-  M* With(const std::vector<std::string>& values);
-  M* With(std::initializer_list<std::string_view> values) {
+  M* With(const std::vector<std::string>& values) TEPHRA_EXCLUDES(mu_);
+  M* With(std::initializer_list<std::string_view> values) TEPHRA_EXCLUDES(mu_) {
     return With(std::vector<std::string>(values.begin(), values.end()));
   }
   const Desc& desc() const { return desc_; }
@@ -97,9 +98,15 @@ class Family {
  private:
   friend class Registry;
   explicit Family(Desc d) : desc_(std::move(d)) {}
+  // Calls write(label values, child) for each child in label order, holding mu_ (Registry::Expose).
+  template <typename F>
+  void ForEachChild(F&& write) const TEPHRA_EXCLUDES(mu_) {
+    core::MutexLock l(mu_);
+    for (const auto& [values, child] : children_) write(values, *child);
+  }
   Desc desc_;
-  mutable std::mutex mu_;
-  std::map<std::vector<std::string>, std::unique_ptr<M>> children_;
+  mutable core::Mutex mu_;
+  std::map<std::vector<std::string>, std::unique_ptr<M>> children_ TEPHRA_GUARDED_BY(mu_);
 };
 
 using CounterFamily = Family<Counter>;
@@ -119,26 +126,28 @@ class Registry {
   // Declaring the same name again with the same type and labels returns the existing family (several
   // work queues share workqueue_depth{name}); a conflicting redeclaration is a programming error (aborts),
   // like Prometheus' MustRegister.
-  CounterFamily& AddCounter(std::string name, std::string help, std::vector<std::string> labels = {});
-  GaugeFamily& AddGauge(std::string name, std::string help, std::vector<std::string> labels = {});
+  CounterFamily& AddCounter(std::string name, std::string help, std::vector<std::string> labels = {})
+      TEPHRA_EXCLUDES(mu_);
+  GaugeFamily& AddGauge(std::string name, std::string help, std::vector<std::string> labels = {})
+      TEPHRA_EXCLUDES(mu_);
   HistogramFamily& AddHistogram(std::string name, std::string help, std::vector<std::string> labels = {},
-                                std::vector<double> buckets = {});
+                                std::vector<double> buckets = {}) TEPHRA_EXCLUDES(mu_);
   // Declares a component's table of metrics at once.
-  void AddAll(std::span<const Desc> table);
+  void AddAll(std::span<const Desc> table) TEPHRA_EXCLUDES(mu_);
 
   // Lookup of a declared family; nullptr if absent or of another type.
-  CounterFamily* FindCounter(std::string_view name);
-  GaugeFamily* FindGauge(std::string_view name);
-  HistogramFamily* FindHistogram(std::string_view name);
+  CounterFamily* FindCounter(std::string_view name) TEPHRA_EXCLUDES(mu_);
+  GaugeFamily* FindGauge(std::string_view name) TEPHRA_EXCLUDES(mu_);
+  HistogramFamily* FindHistogram(std::string_view name) TEPHRA_EXCLUDES(mu_);
 
   // Text exposition, families sorted by name, children by label values.
-  std::string Expose() const;
+  std::string Expose() const TEPHRA_EXCLUDES(mu_);
 
  private:
   struct Entry;
-  Entry* Declare(Desc d);
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<Entry>, std::less<>> families_;
+  Entry* Declare(Desc d) TEPHRA_EXCLUDES(mu_);
+  mutable core::Mutex mu_;
+  std::map<std::string, std::unique_ptr<Entry>, std::less<>> families_ TEPHRA_GUARDED_BY(mu_);
 };
 
 [[noreturn]] void DieBadLabels(const std::string& metric, size_t want, size_t got);
@@ -146,7 +155,7 @@ class Registry {
 template <typename M>
 M* Family<M>::With(const std::vector<std::string>& values) {
   if (values.size() != desc_.labels.size()) DieBadLabels(desc_.name, desc_.labels.size(), values.size());
-  std::lock_guard<std::mutex> l(mu_);
+  core::MutexLock l(mu_);
   auto it = children_.find(values);
   if (it != children_.end()) return it->second.get();
   std::unique_ptr<M> m;
