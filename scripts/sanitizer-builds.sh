@@ -10,8 +10,12 @@
 SAN_FLAGS="-O0 -g1"
 FUZZ_FLAGS="-O1 -g1"
 # TSan needs every thread of the process instrumented; the client runtime and the scheduler process are where
-# Tephra's own threads meet. clang also checks the lock annotations (-Wthread-safety, an error with -Werror).
-TSAN_TESTS=(kube_runtime_unit_test kube_runtime_integration_test scheduler_ext_unit_test)
+# Tephra's own threads meet, and nodesim, the reconcilers with their own locks and ctl's wait add theirs. clang
+# also checks the lock annotations (-Wthread-safety, an error with -Werror) of every file these tests compile,
+# which is every file that declares a lock.
+TSAN_TESTS=(kube_runtime_unit_test kube_runtime_integration_test scheduler_ext_unit_test nodesim_loop_test
+  reconcilers_job_unit_test reconcilers_queue_unit_test reconcilers_jobflow_unit_test
+  reconcilers_hypernode_unit_test ctl_unit_test)
 
 sanitizer_builds() {
   local root=$1 jobs=$2 t=$SECONDS

@@ -60,6 +60,7 @@ class Deadline {
       if (stopped_) return;
       expired_ = true;
       l.Unlock();
+      cv_.NotifyAll();  // a Sleep() in a retry backoff returns now, not at the end of its backoff
       c->Cancel();
     });
   }

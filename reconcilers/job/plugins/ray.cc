@@ -29,8 +29,9 @@ class RayPlugin final : public JobPlugin {
                          " --ray-client-server-port=" + std::to_string(client_port_)};
         for (const auto& [name, port] : {std::pair<const char*, int>{"gcs", port_},
                                          {"dashboard", dashboard_port_}, {"client-server", client_port_}}) {
+          const int want = port;  // clang before 16 cannot capture a structured binding
           bool has = std::any_of(c.ports.begin(), c.ports.end(),
-                                 [&](const api::ContainerPort& p) { return p.container_port == port; });
+                                 [&](const api::ContainerPort& p) { return p.container_port == want; });
           if (has) continue;
           api::ContainerPort p;
           p.name = name;
