@@ -17,8 +17,8 @@ SHAPE (Tephra's input):
 Schedulers get --kube-api-qps QPS / --kube-api-burst BURST unless DEFAULT_FLAGS=1 (each binary's defaults;
 the controller always gets CONTROLLER_QPS/CONTROLLER_BURST, default 50/100 = its defaults, plus CONTROLLER_ARGS). Bound pods are
 counted by polling a pod list every POLL s. Reported: pods bound per second (first bind -> last bind), per
-gang the time from its first bound pod to its last, and for tephra the API requests its roles sent per bound
-pod (rest_client_requests_total from their /metrics; leader election excluded; all verbs, and writes only).
+gang the time from its first bound pod to its last, for tephra the CPU seconds each role used, and the API
+requests its roles sent per bound pod (rest_client_requests_total from their /metrics; leader election excluded; all verbs, and writes only).
 Each Tephra role's last /metrics page is kept as LOGS/metrics-<prefix>-<pid>.txt (workqueue and reconcile
 histograms: where a role's time went); PERF=controller,scheduler records those roles with perf.
 """
@@ -159,6 +159,16 @@ def api_requests(port):
     return total, writes
 
 
+def cpu_seconds(pid):
+    """User+system CPU seconds a process has used (Linux /proc), or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def role(binary, name, prefix, args):
     port = free_port()
     # PERF=controller,scheduler: profile those roles (perf record, call graphs) into LOGS/perf-<role>.data.
@@ -184,7 +194,7 @@ def run_tephra(binary=None, prefix="t", extra_sched_args=""):
     sched_args = ([] if DEFAULT_FLAGS else ["--kube-api-qps", QPS, "--kube-api-burst", BURST]) + \
         (os.environ.get("SCHED_ARGS", "") + " " + extra_sched_args).split()
     ctl_args = ["--kube-api-qps", CONTROLLER_QPS, "--kube-api-burst", CONTROLLER_BURST] + os.environ.get("CONTROLLER_ARGS", "").split()
-    procs = []
+    procs, names = [], []
     try:
         if SHAPE == "gang":
             create_all([("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups", {
@@ -195,15 +205,18 @@ def run_tephra(binary=None, prefix="t", extra_sched_args=""):
         elif SHAPE == "plain":
             create_all(pods_for(prefix, "volcano", False))
             procs.append(role(binary, "controller", prefix, ctl_args))
+            names.append("controller")
         elif SHAPE == "vcjob":
             # A vcjob's pods exist only once the scheduler has admitted its PodGroup (Inqueue), so the
             # controller and the scheduler start together and the whole path is measured: job -> PodGroup ->
             # enqueue -> pods -> binds.
             create_all(vcjobs_for(prefix))
             procs.append(role(binary, "controller", prefix, ctl_args))
+            names.append("controller")
         else:
             sys.exit("unknown SHAPE " + SHAPE)
         procs.append(role(binary, "scheduler", prefix, sched_args))
+        names.append("scheduler")
         out = measure(prefix, total)
         # The roles go on after the last bind (PodGroups of plain pods, status writes, Events): count until
         # their request counters stand still for 3 s (at most 120 s), so the cost per pod is the whole cost.
@@ -219,6 +232,9 @@ def run_tephra(binary=None, prefix="t", extra_sched_args=""):
             c.request("GET", "/metrics")
             with open(os.path.join(LOGS, "metrics-%s-%d.txt" % (prefix, proc.pid)), "w") as f:
                 f.write(c.getresponse().read().decode())
+        # CPU each role used for the whole run (start, sync, binds, trailing writes): on a 2-core machine
+        # every CPU second a role spends is one the API server and etcd did not get.
+        out["cpu_seconds"] = {n: round(cpu_seconds(proc.pid) or 0.0, 2) for n, (proc, _) in zip(names, procs)}
         out["api_requests_per_pod"] = round(sum(r[0] for r in reqs) / total, 2)
         out["api_writes_per_pod"] = round(sum(r[1] for r in reqs) / total, 2)
         return out

@@ -249,6 +249,7 @@ class SchedulerProcess::Impl {
     set("podgroup", "error", st.podgroup_errors);
     set("podgroup", "unchanged", st.podgroup_unchanged);
     set("podgroup", "superseded", st.podgroup_superseded);
+    set("podgroup", "held", st.podgroup_held);
     set("queue", "written", st.queue_writes);
     set("queue", "error", st.queue_errors);
     set("pod_condition", "written", st.pod_condition_writes);

@@ -52,8 +52,13 @@ core::Status WritePodGroupStatus(kube::Client& client, const sched::PodGroupStat
 }
 
 StatusWriter::StatusWriter(kube::ClientPtr client, PodGroupLookup lookup, const core::Clock* clock,
-                           std::string component, kube::EventRecorder* recorder, int workers)
-    : client_(std::move(client)), lookup_(std::move(lookup)), clock_(clock), component_(std::move(component)) {
+                           std::string component, kube::EventRecorder* recorder, int workers,
+                           std::chrono::steady_clock::duration counter_interval)
+    : client_(std::move(client)),
+      lookup_(std::move(lookup)),
+      clock_(clock),
+      component_(std::move(component)),
+      counter_interval_(counter_interval) {
   if (!recorder) {
     kube::EventRecorderOptions ro;
     ro.component = component_;
@@ -80,11 +85,33 @@ void StatusWriter::PodGroup(sched::PodGroupStatusUpdate u) {
   {
     core::MutexLock l(mu_);
     std::string key = u.job;
-    pg_retry_.erase(key);  // superseded: the newest desired status is the only one worth writing
     attempts_.erase(FlightKey(Kind::kPodGroup, key));
-    pg_[key] = std::move(u);
+    const auto now = std::chrono::steady_clock::now();
+    if (auto w = pg_written_.find(key); w != pg_written_.end() && now < w->second.at + counter_interval_ &&
+                                        w->second.uid == u.uid && w->second.phase == u.phase && w->second.conditions == u.conditions) {
+      // Only counters moved since the last write: wait out the interval. The newest status replaces any
+      // queued or held one (each carries the whole desired status).
+      stats_.podgroup_held++;
+      pg_.erase(key);
+      pg_retry_[key] = {std::move(u), 0, w->second.at + counter_interval_};
+    } else {
+      pg_retry_.erase(key);  // superseded: the newest desired status is the only one worth writing
+      pg_[key] = std::move(u);
+    }
   }
-  cv_.NotifyOne();
+  cv_.NotifyOne();  // also for a hold: a worker may be waiting for a later retry, or for no retry at all
+}
+
+void StatusWriter::RecordWritten(const std::string& key, const sched::PodGroupStatusUpdate& u) {
+  if (counter_interval_ <= std::chrono::steady_clock::duration::zero()) return;
+  const auto now = std::chrono::steady_clock::now();
+  while (!pg_written_order_.empty() && pg_written_order_.front().first + counter_interval_ <= now) {
+    auto it = pg_written_.find(pg_written_order_.front().second);
+    if (it != pg_written_.end() && it->second.at == pg_written_order_.front().first) pg_written_.erase(it);
+    pg_written_order_.pop_front();
+  }
+  pg_written_[key] = {u.uid, u.phase, u.conditions, now};
+  pg_written_order_.emplace_back(now, key);
 }
 
 void StatusWriter::Queue(const std::string& name, api::ResourceList allocated, std::vector<std::string> cleared) {
@@ -205,11 +232,17 @@ bool StatusWriter::WaitIdle(std::chrono::steady_clock::time_point deadline) {
 void StatusWriter::WritePodGroup(const std::string& key, sched::PodGroupStatusUpdate u, int attempt,
                                  const std::string& now) {
   core::Status s = WritePodGroupStatus(*client_, u, lookup_ ? lookup_(u.ns, u.name) : nullptr, now, &stats_);
-  if (s.ok() || core::IsNotFound(s)) return;
+  if (s.ok()) {
+    core::MutexLock l(mu_);
+    RecordWritten(key, u);
+    return;
+  }
+  if (core::IsNotFound(s)) return;
   stats_.podgroup_errors++;
   kube::log::Warn("podgroup status write failed; will retry").Kv("podgroup", key).Kv("error", s);
   core::MutexLock l(mu_);
-  if (stopping_ || pg_.count(key)) return;
+  // A newer status queued or held meanwhile replaces this one.
+  if (stopping_ || pg_.count(key) || pg_retry_.count(key)) return;
   pg_retry_[key] = {std::move(u), attempt + 1, std::chrono::steady_clock::now() + RetryDelay(attempt)};
 }
 

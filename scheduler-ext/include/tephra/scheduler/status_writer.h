@@ -16,6 +16,11 @@
 // Pods: PodScheduled=False / Unschedulable with the gang's reason, as kube-scheduler writes it, so
 // `kubectl describe pod` and tools that read pod conditions (cluster autoscalers, dashboards) see why a pod
 // waits. A strategic merge patch on pods/status (conditions merge by type); coalesced per pod.
+// PodGroup counters (running/succeeded/failed) change with every pod that starts or ends; a status whose
+// phase and conditions equal the last one written for that PodGroup is held until `counter_interval` (1 s)
+// after that write, newer ones replacing it meanwhile. A phase or condition change is written at once (a
+// vcjob's pods are created when its PodGroup turns Inqueue). Without the hold a 128-pod gang starting up
+// cost one PUT per few pods, in the same API server as its binds (docs/scheduler-process.md).
 // PodGroup and Queue writes that fail (other than NotFound) are retried with backoff (200 ms doubling to
 // 10 s) until they land or a newer desired status for the same object replaces them. A PodGroup status is
 // only written to the object (uid) it was computed for.
@@ -23,11 +28,12 @@
 // aggregation, a bounded queue that drops and counts).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -62,6 +68,7 @@ api::json PodUnschedulablePatch(const PodConditionSpec& c, const std::string& no
 struct StatusWriterStats {
   std::atomic<int64_t> podgroup_writes{0}, podgroup_conflicts{0}, podgroup_errors{0}, podgroup_unchanged{0};
   std::atomic<int64_t> podgroup_superseded{0};  // status dropped: the PodGroup was re-created (new uid)
+  std::atomic<int64_t> podgroup_held{0};  // counter-only statuses held for the interval (each may be replaced)
   std::atomic<int64_t> queue_writes{0}, queue_errors{0};
   std::atomic<int64_t> pod_condition_writes{0}, pod_condition_errors{0};
 };
@@ -80,9 +87,11 @@ class StatusWriter {
  public:
   // `recorder`: the process's EventRecorder; nullptr = one of the writer's own on `client`, with `component`
   // as the Events' source.
-  // `workers`: concurrent writes (at least 1).
+  // `workers`: concurrent writes (at least 1). `counter_interval`: the least time between two writes of one
+  // PodGroup that differ only in counters (zero: no hold).
   StatusWriter(kube::ClientPtr client, PodGroupLookup lookup, const core::Clock* clock,
-               std::string component = "volcano", kube::EventRecorder* recorder = nullptr, int workers = 16);
+               std::string component = "volcano", kube::EventRecorder* recorder = nullptr, int workers = 16,
+               std::chrono::steady_clock::duration counter_interval = std::chrono::seconds(1));
   ~StatusWriter();
 
   void PodGroup(sched::PodGroupStatusUpdate u) TEPHRA_EXCLUDES(mu_);
@@ -105,6 +114,13 @@ class StatusWriter {
   // Which pending map a key belongs to; FlightKey prefixes keys with it, so a PodGroup and a pod of the same
   // name are different objects in in_flight_.
   enum class Kind { kPodGroup, kQueue, kPod };
+  // What was last written to a PodGroup, for the counter hold; forgotten `counter_interval` after the write.
+  struct Written {
+    std::string uid;
+    sched::PodGroupPhase phase;
+    std::vector<sched::PodGroupCondition> conditions;
+    std::chrono::steady_clock::time_point at;
+  };
   struct QueueAllocation {
     api::ResourceList allocated;
     std::vector<std::string> cleared;
@@ -125,11 +141,13 @@ class StatusWriter {
       TEPHRA_EXCLUDES(mu_);
   void WriteQueue(const std::string& name, QueueAllocation alloc, int attempt) TEPHRA_EXCLUDES(mu_);
   void WritePod(const PodConditionSpec& c, const std::string& now);
+  void RecordWritten(const std::string& key, const sched::PodGroupStatusUpdate& u) TEPHRA_REQUIRES(mu_);
 
   kube::ClientPtr client_;
   PodGroupLookup lookup_;
   const core::Clock* clock_;
   std::string component_;
+  std::chrono::steady_clock::duration counter_interval_;
   std::unique_ptr<kube::EventRecorder> own_recorder_;
   kube::EventRecorder* recorder_;
   mutable core::Mutex mu_;
@@ -142,6 +160,9 @@ class StatusWriter {
   // FlightKey -> retry attempt of a queued value that came from a retry.
   std::map<std::string, int> attempts_ TEPHRA_GUARDED_BY(mu_);
   std::set<std::string> in_flight_ TEPHRA_GUARDED_BY(mu_);  // FlightKeys some worker is writing
+  std::map<std::string, Written> pg_written_ TEPHRA_GUARDED_BY(mu_);
+  // (write time, key) in write order: expires pg_written_ entries, so the map holds one interval's writes.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>> pg_written_order_ TEPHRA_GUARDED_BY(mu_);
   bool stopping_ TEPHRA_GUARDED_BY(mu_) = false;
   StatusWriterStats stats_;
   std::vector<std::thread> threads_;
