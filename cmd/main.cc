@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "tephra/ctl/ctl.h"
+#include "tephra/kube/transport.h"
 
 namespace tephra::cmd {
 
@@ -86,6 +87,8 @@ int NotImplemented(const char* role, const char* issue) {
 }  // namespace tephra::cmd
 
 int main(int argc, char** argv) {
+  // Before any thread: every API connection's TLS context would otherwise load the system trust bundle.
+  tephra::kube::PrepareProcessTls();
   // A `vcctl -> tephra` symlink keeps vcctl scripts working unchanged.
   if (argc > 0 && tephra::ctl::InvokedAsVcctl(argv[0])) return tephra::cmd::VcctlMain(argc, argv);
   CLI::App app{"Tephra: a Volcano-compatible batch system for AI workloads on Kubernetes"};

@@ -3,12 +3,24 @@
 //   BM_ExtenderFilter/<nodes>/<clients> POST <prefix>/filter with every node name (what a nodeCacheCapable
 //                                     kube-scheduler sends), evaluated against a ClusterState of <nodes> nodes
 // Each runs for a fixed time; counters: requests_per_s, p50_ms, p99_ms, errors.
+//   BM_ClientTlsConnection            one GET over a new TLS connection of the REST client's transport
+//                                     (what each of a role's API connections costs to open); process CPU per
+//                                     connection, client and server side. main() calls PrepareProcessTls as
+//                                     the roles do; `SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
+//                                     http_bench --benchmark_filter=ClientTls` measures it without.
 //   http_bench                                        (manual, bench/RESULTS.md "HTTP server")
 //   ctest -L bench runs the small shapes with thresholds (bench/thresholds.yaml, section http)
 #include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
+
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 
 #include <benchmark/benchmark.h>
 #include <httplib.h>
@@ -18,6 +30,7 @@
 #include "tephra/kube/http_server.h"
 #include "tephra/kube/log.h"
 #include "tephra/kube/metrics.h"
+#include "tephra/kube/transport.h"
 #include "tephra/sched/cluster_state.h"
 #include "tephra/scheduler/extender.h"
 
@@ -145,9 +158,82 @@ void BM_ExtenderFilter(benchmark::State& state) {
   srv.Stop();
 }
 
+// A self-signed certificate for 127.0.0.1 (its own CA), as PEM files.
+bool WriteSelfSigned(const std::string& cert_path, const std::string& key_path) {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* x = X509_new();
+  X509_set_version(x, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+  X509_gmtime_adj(X509_getm_notBefore(x), -60);
+  X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+  X509_set_pubkey(x, key);
+  X509_NAME* name = X509_get_subject_name(x);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("127.0.0.1"), -1, -1, 0);
+  X509_set_issuer_name(x, name);
+  bool ok = X509_sign(x, key, EVP_sha256()) > 0;
+  if (FILE* f = std::fopen(cert_path.c_str(), "w")) {
+    ok = ok && PEM_write_X509(f, x) == 1;
+    std::fclose(f);
+  }
+  if (FILE* f = std::fopen(key_path.c_str(), "w")) {
+    ok = ok && PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+    std::fclose(f);
+  }
+  X509_free(x);
+  EVP_PKEY_free(key);
+  return ok;
+}
+
+void BM_ClientTlsConnection(benchmark::State& state) {
+  (void)kube::log::Init("warn");
+  const auto dir = std::filesystem::temp_directory_path() / ("tephra-bench-tls-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "tls.crt").string(), key = (dir / "tls.key").string();
+  if (!WriteSelfSigned(cert, key)) {
+    state.SkipWithError("cannot write a certificate");
+    return;
+  }
+  kube::HttpServerOptions o;
+  o.tls_cert_file = cert;
+  o.tls_key_file = key;
+  kube::HttpServer srv(o);
+  srv.Handle("/healthz", [](const kube::ServerRequest&) { return kube::ServerResponse{200, "text/plain", "ok"}; });
+  if (!srv.Start("127.0.0.1:0").ok()) {
+    state.SkipWithError("server did not start");
+    return;
+  }
+  tephra::kube::RestConfig cfg;
+  cfg.server = "https://127.0.0.1:" + std::to_string(srv.port());
+  cfg.ca_file = cert;
+  int64_t errors = 0;
+  for (auto _ : state) {
+    // A new transport has an empty connection pool: the GET opens (and verifies) a new TLS connection.
+    auto t = kube::NewCpprestTransport(cfg);
+    if (!t.ok()) {
+      ++errors;
+      continue;
+    }
+    kube::HttpRequest req;
+    req.path = "/healthz";
+    auto r = (*t)->Do(req);
+    if (!r.ok() || r->status != 200) ++errors;
+  }
+  state.counters["errors"] = static_cast<double>(errors);
+  srv.Stop();
+  std::filesystem::remove_all(dir);
+}
+
 BENCHMARK(BM_Metrics)->Arg(1)->Arg(8)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ExtenderFilter)->Args({500, 8})->Args({5000, 8})->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ClientTlsConnection)->Iterations(30)->MeasureProcessCPUTime()->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  kube::PrepareProcessTls();  // as every role's main does
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -23,6 +24,7 @@
 #include "tephra/core/clock.h"
 #include "tephra/kube/leader_election.h"
 #include "tephra/kube/metrics.h"
+#include "tephra/kube/transport.h"
 
 namespace tephra::kube {
 namespace {
@@ -222,6 +224,53 @@ TEST(HttpServerTest, TlsServesAndPicksUpARotatedCertificate) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::ofstream(key) << "not a key";
   EXPECT_EQ(ServedCommonName(s.port()), "second");
+  s.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+// The REST transport with OpenSSL's default trust file emptied (PrepareProcessTls, as every role's main
+// does): it still verifies the API server, against the configured CA (file or data), and a server the
+// configuration does not vouch for is refused, not trusted by default.
+TEST(HttpServerTest, ClientTransportVerifiesAgainstTheConfiguredCaWithTheDefaultTrustFileEmptied) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tephra-tls-client-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cert = (dir / "tls.crt").string(), key = (dir / "tls.key").string();
+  WriteCert("127.0.0.1", cert, key);  // self-signed: its own CA; the CN is the host the client dials
+  HttpServerOptions o;
+  o.tls_cert_file = cert;
+  o.tls_key_file = key;
+  HttpServer s(o);
+  s.Handle("/healthz", [](const ServerRequest&) { return ServerResponse{200, "text/plain", "ok"}; });
+  ASSERT_TRUE(s.Start("127.0.0.1:0").ok());
+  PrepareProcessTls();
+  ASSERT_NE(std::getenv("SSL_CERT_FILE"), nullptr);
+  auto get = [&](const RestConfig& cfg) -> core::StatusOr<HttpResponse> {
+    auto t = NewCpprestTransport(cfg);
+    if (!t.ok()) return t.status();
+    HttpRequest req;
+    req.path = "/healthz";
+    req.timeout = std::chrono::seconds(5);
+    return (*t)->Do(req);
+  };
+  RestConfig cfg;
+  cfg.server = "https://127.0.0.1:" + std::to_string(s.port());
+  cfg.ca_file = cert;
+  auto r = get(cfg);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "ok");
+  RestConfig by_data;
+  by_data.server = cfg.server;
+  std::ifstream in(cert);
+  by_data.ca_data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  r = get(by_data);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 200);
+  RestConfig no_ca;  // system roots only: a self-signed server is not among them
+  no_ca.server = cfg.server;
+  r = get(no_ca);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), core::StatusCode::kUnavailable) << r.status();
   s.Stop();
   std::filesystem::remove_all(dir);
 }

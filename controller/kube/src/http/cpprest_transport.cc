@@ -2,6 +2,8 @@
 //
 // Facts this relies on (checked against kube-apiserver):
 //  - TLS trust/identity is configured through http_client_config::set_ssl_context_callback on the asio context.
+//    cpprest calls it for every new connection, on a fresh context into which it has already loaded OpenSSL's
+//    default verify paths (see PrepareProcessTls in transport.h for what that costs and how it is avoided).
 //  - client.request(req).get() returns once the headers arrived; the body can then be read as it streams.
 //  - Watch bodies are read in blocks and split into lines here: istream::read_line costs ~120 µs of task
 //    machinery per line (bench/RESULTS.md "client"). A block read asks only for what in_avail() says is
@@ -11,8 +13,13 @@
 //    longer than the watch's timeoutSeconds (the REST client sets HttpRequest::timeout accordingly).
 //  - cpprest reports failures by throwing (http_exception, pplx::task_canceled): all caught here.
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <map>
+#include <string>
 #include <vector>
+
+#include <openssl/x509.h>
 
 #include <cpprest/containerstream.h>
 #include <cpprest/http_client.h>
@@ -27,6 +34,11 @@ namespace {
 using core::Status;
 using core::StatusOr;
 namespace http = web::http;
+
+// Set by PrepareProcessTls: OpenSSL's default trust file is the empty one, so a context only trusts what
+// the callback below adds; g_system_trust_file is what the default was (written before the flag is set).
+std::atomic<bool> g_default_trust_file_emptied{false};
+std::string g_system_trust_file;
 
 class CpprestTransport : public Transport {
  public:
@@ -141,8 +153,18 @@ class CpprestTransport : public Transport {
     hc.set_timeout(std::chrono::duration_cast<std::chrono::seconds>(timeout) + std::chrono::seconds(1));
     hc.set_validate_certificates(!cfg_.insecure_skip_tls_verify);
     RestConfig cfg = cfg_;
-    hc.set_ssl_context_callback([cfg](boost::asio::ssl::context& ctx) {
-      // Exceptions from here would surface as http_exception at request time; keep them as such.
+    std::string system_roots;  // empty: cpprest's default-path load already added them
+    if (cfg.ca_file.empty() && cfg.ca_data.empty() && g_default_trust_file_emptied.load())
+      system_roots = g_system_trust_file;
+    hc.set_ssl_context_callback([cfg, system_roots](boost::asio::ssl::context& ctx) {
+      // Runs for every new connection. Exceptions from here would surface as http_exception at request time;
+      // keep them as such.
+      if (!system_roots.empty()) {
+        // No CA named: the system roots, which cpprest's default-path load skipped (PrepareProcessTls). A
+        // missing file is ignored, as OpenSSL's own default load ignores it.
+        boost::system::error_code ignored;
+        ctx.load_verify_file(system_roots, ignored);
+      }
       if (!cfg.ca_file.empty()) ctx.load_verify_file(cfg.ca_file);
       if (!cfg.ca_data.empty()) ctx.add_certificate_authority(boost::asio::buffer(cfg.ca_data));
       if (!cfg.client_cert_file.empty()) ctx.use_certificate_chain_file(cfg.client_cert_file);
@@ -161,6 +183,18 @@ class CpprestTransport : public Transport {
 };
 
 }  // namespace
+
+void PrepareProcessTls() {
+  if (g_default_trust_file_emptied.load()) return;
+  // X509_get_default_cert_file_env() is the variable's name ("SSL_CERT_FILE"); OpenSSL reads it on every
+  // default-path load. A value the user set is still the system trust, for configurations without a CA.
+  const char* var = X509_get_default_cert_file_env();
+  const char* set = std::getenv(var);
+  std::string system = set && *set ? set : X509_get_default_cert_file();
+  if (::setenv(var, "/dev/null", 1) != 0) return;
+  g_system_trust_file = std::move(system);
+  g_default_trust_file_emptied = true;
+}
 
 StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(const RestConfig& cfg) {
   if (cfg.server.empty()) return core::InvalidArgumentError("rest config: server is empty");

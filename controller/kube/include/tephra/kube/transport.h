@@ -53,6 +53,15 @@ class Transport {
 // The cpprestsdk-backed transport for `cfg` (TLS, CA, client certs). Bearer tokens are added by the REST client.
 core::StatusOr<std::unique_ptr<Transport>> NewCpprestTransport(const RestConfig& cfg);
 
+// Call first thing in main, before any thread exists (it sets an environment variable). cpprestsdk builds a
+// new TLS context for every connection it opens and loads OpenSSL's default trust file into it before the
+// transport can configure it: Debian's ~140 roots, ~45 ms of CPU per connection with OpenSSL 3, so a scheduler
+// opening ~100 connections at start spent seconds of CPU there. This points SSL_CERT_FILE at an empty file so
+// that load is free; the transport then adds what it trusts itself: the kubeconfig's CA, or, when the
+// kubeconfig names no CA, the system trust file (SSL_CERT_FILE as it was, else OpenSSL's default), loaded
+// explicitly as before (docs/api-client.md). Not for processes that start other programs needing the variable.
+void PrepareProcessTls();
+
 // What every REST client of this process sent, for the role's /metrics (kube::Manager exports it as
 // rest_client_requests_total{client,method,code} and tephra_rest_client_rate_limiter_wait_seconds_total
 // {client}): `client` is the client's user agent, `code` the HTTP status, 0 when no response came. One
