@@ -54,8 +54,6 @@ json ScheduledCondition(const PodView& pod, const std::string& now) {
   return Condition("PodScheduled", true, now);
 }
 
-bool IsTerminal(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
-
 StatusOr<int> ParseExitCode(const std::string& v) {
   int code = 0;
   int used = 0;
@@ -183,7 +181,7 @@ PodPlan PlanPod(const PodView& pod, const PodPlanContext& ctx) {
   if (!pod.deletion_timestamp.empty()) {
     WallTime deadline{};
     WallTime due = ctx.now;
-    if (!IsTerminal(pod.phase) && core::ParseRfc3339(pod.deletion_timestamp, &deadline)) {
+    if (!pod.Finished() && core::ParseRfc3339(pod.deletion_timestamp, &deadline)) {
       // The server sets deletionTimestamp = request time + grace period.
       int64_t grace = pod.deletion_grace_seconds.value_or(0);
       WallTime requested = deadline - std::chrono::seconds(grace);
@@ -196,7 +194,7 @@ PodPlan PlanPod(const PodView& pod, const PodPlanContext& ctx) {
     }
     return plan;
   }
-  if (IsTerminal(pod.phase)) return plan;
+  if (pod.Finished()) return plan;
 
   if (pod.phase != "Running") {
     std::string start = pod.start_time.empty() ? now : pod.start_time;

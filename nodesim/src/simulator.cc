@@ -45,8 +45,6 @@ std::string UidOf(const json& obj) {
   return n != m->end() && n->is_string() ? n->get<std::string>() : std::string();
 }
 
-bool IsFinished(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
-
 std::unique_ptr<kube::RateLimiter> RetryLimiter(std::chrono::milliseconds base) {
   // Per-key backoff for failed writes only; the overall write rate is the client's QPS limiter.
   return std::make_unique<kube::ItemExponentialFailureRateLimiter>(base, std::chrono::seconds(30));
@@ -431,7 +429,7 @@ void Simulator::HandlePod(const std::string& key) {
     auto nit = node_state_.find(view.node_name);
     if (nit == node_state_.end()) return;
     ctx.host_ip = NodeInternalIp(nit->second.spec->index);
-    if (view.pod_ip.empty() && view.phase != "Running" && !IsFinished(view.phase)) {
+    if (view.pod_ip.empty() && view.phase != "Running" && !view.Finished()) {
       ctx.pod_ip = PodIp(nit->second.spec->index, nit->second.next_pod_ip++);
     }
   }
@@ -471,7 +469,7 @@ void Simulator::HandlePod(const std::string& key) {
     case PodPlan::Action::kDelete: {
       if (delete_sent) break;
       if (!DeletePodNow(key, view.uid, qkey)) return;
-      if (IsFinished(view.phase)) stats_.deletes_confirmed_after_finish++;
+      if (view.Finished()) stats_.deletes_confirmed_after_finish++;
       core::MutexLock l(mu_);
       auto it = pods_.find(key);
       if (it != pods_.end()) it->second.deleted_uid = view.uid;

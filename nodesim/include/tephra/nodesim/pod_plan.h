@@ -58,6 +58,7 @@ struct PodView {
   json scheduled_condition;  // status.conditions[type=PodScheduled], kept as the scheduler wrote it
 
   std::string Key() const { return namespace_ + "/" + name; }
+  bool Finished() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 
 // Extracts a PodView from a pod object. Fails only when the object has no name or has wrong types.
