@@ -232,12 +232,7 @@ bool StatusWriter::WaitIdle(std::chrono::steady_clock::time_point deadline) {
 void StatusWriter::WritePodGroup(const std::string& key, sched::PodGroupStatusUpdate u, int attempt,
                                  const std::string& now) {
   core::Status s = WritePodGroupStatus(*client_, u, lookup_ ? lookup_(u.ns, u.name) : nullptr, now, &stats_);
-  if (s.ok()) {
-    core::MutexLock l(mu_);
-    RecordWritten(key, u);
-    return;
-  }
-  if (core::IsNotFound(s)) return;
+  if (s.ok() || core::IsNotFound(s)) return;
   stats_.podgroup_errors++;
   kube::log::Warn("podgroup status write failed; will retry").Kv("podgroup", key).Kv("error", s);
   core::MutexLock l(mu_);
@@ -300,6 +295,10 @@ void StatusWriter::Run() {
         key = it->first;
         pg = std::move(it->second);
         pg_.erase(it);
+        // Recorded when sent, not when it lands: a pod that starts while its PodGroup's phase change is in
+        // flight only moves a counter, and waits. Should this write fail, the status held meanwhile (or the
+        // retry of this one) still carries the phase.
+        RecordWritten(key, *pg);
       } else if (auto qt = FirstIdle(queues_, Kind::kQueue); qt != queues_.end()) {
         kind = Kind::kQueue;
         key = qt->first;

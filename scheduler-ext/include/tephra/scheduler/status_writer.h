@@ -17,9 +17,9 @@
 // `kubectl describe pod` and tools that read pod conditions (cluster autoscalers, dashboards) see why a pod
 // waits. A strategic merge patch on pods/status (conditions merge by type); coalesced per pod.
 // PodGroup counters (running/succeeded/failed) change with every pod that starts or ends; a status whose
-// phase and conditions equal the last one written for that PodGroup is held until `counter_interval` (1 s)
-// after that write, newer ones replacing it meanwhile. A phase or condition change is written at once (a
-// vcjob's pods are created when its PodGroup turns Inqueue). Without the hold a 128-pod gang starting up
+// phase and conditions equal the last one sent for that PodGroup is held until `counter_interval` (1 s)
+// after that write was sent, newer ones replacing it meanwhile. A phase or condition change is written at
+// once (a vcjob's pods are created when its PodGroup turns Inqueue). Without the hold a 128-pod gang starting up
 // cost one PUT per few pods, in the same API server as its binds (docs/scheduler-process.md).
 // PodGroup and Queue writes that fail (other than NotFound) are retried with backoff (200 ms doubling to
 // 10 s) until they land or a newer desired status for the same object replaces them. A PodGroup status is
@@ -114,7 +114,7 @@ class StatusWriter {
   // Which pending map a key belongs to; FlightKey prefixes keys with it, so a PodGroup and a pod of the same
   // name are different objects in in_flight_.
   enum class Kind { kPodGroup, kQueue, kPod };
-  // What was last written to a PodGroup, for the counter hold; forgotten `counter_interval` after the write.
+  // What was last sent to a PodGroup, for the counter hold; forgotten `counter_interval` after sending.
   struct Written {
     std::string uid;
     sched::PodGroupPhase phase;
