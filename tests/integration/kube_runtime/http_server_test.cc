@@ -232,6 +232,13 @@ TEST(HttpServerTest, TlsServesAndPicksUpARotatedCertificate) {
 // does): it still verifies the API server, against the configured CA (file or data), and a server the
 // configuration does not vouch for is refused, not trusted by default.
 TEST(HttpServerTest, ClientTransportVerifiesAgainstTheConfiguredCaWithTheDefaultTrustFileEmptied) {
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  // cpprestsdk is not built with TSan: a client destroyed right after its request is reported as racing
+  // with cpprest's own timer thread, whose synchronisation TSan cannot see. The release and ASan builds run it.
+  GTEST_SKIP() << "cpprestsdk is not instrumented for TSan";
+#endif
+#endif
   const auto dir = std::filesystem::temp_directory_path() / ("tephra-tls-client-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string cert = (dir / "tls.crt").string(), key = (dir / "tls.key").string();
