@@ -29,6 +29,21 @@ sched::LabelSelector ToSelector(const api::LabelSelector& sel) {
   return out;
 }
 
+// matchLabelKeys / mismatchLabelKeys: each key the pod carries becomes an `op` requirement on the pod's own
+// value (a key the pod does not carry is ignored).
+void FoldLabelKeys(const api::Pod& pod, const std::vector<std::string>& keys, sched::SelectorOp op,
+                   sched::LabelSelector* selector) {
+  for (const auto& k : keys) {
+    auto it = pod.metadata.labels.find(k);
+    if (it == pod.metadata.labels.end()) continue;
+    sched::SelectorRequirement r;
+    r.key = k;
+    r.op = op;
+    r.values = {it->second};
+    selector->match_expressions.push_back(std::move(r));
+  }
+}
+
 // A required pod (anti-)affinity term as kube-scheduler resolves it for `pod`: no namespaces and no
 // namespaceSelector mean the pod's own namespace, `{}` means every namespace; matchLabelKeys and
 // mismatchLabelKeys become In / NotIn requirements on the pod's own values of those labels (a key the pod
@@ -49,19 +64,27 @@ sched::PodAffinityTerm ToAffinityTerm(const api::PodAffinityTerm& term, const ap
     return out;
   }
   out.selector = ToSelector(*term.label_selector);
-  auto fold = [&](const std::vector<std::string>& keys, sched::SelectorOp op) {
-    for (const auto& k : keys) {
-      auto it = pod.metadata.labels.find(k);
-      if (it == pod.metadata.labels.end()) continue;
-      sched::SelectorRequirement r;
-      r.key = k;
-      r.op = op;
-      r.values = {it->second};
-      out.selector.match_expressions.push_back(std::move(r));
-    }
-  };
-  fold(term.match_label_keys, sched::SelectorOp::kIn);
-  fold(term.mismatch_label_keys, sched::SelectorOp::kNotIn);
+  FoldLabelKeys(pod, term.match_label_keys, sched::SelectorOp::kIn, &out.selector);
+  FoldLabelKeys(pod, term.mismatch_label_keys, sched::SelectorOp::kNotIn, &out.selector);
+  return out;
+}
+
+// A DoNotSchedule topology spread constraint with kube-scheduler's defaults for the optional fields (minDomains
+// 1, nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore). A constraint without a labelSelector matches no pod,
+// and matchLabelKeys then add nothing (kube-scheduler merges them into the selector only when there is one).
+sched::SpreadConstraint ToSpreadConstraint(const api::TopologySpreadConstraint& c, const api::Pod& pod) {
+  sched::SpreadConstraint out;
+  out.max_skew = c.max_skew;
+  out.topology_key = c.topology_key;
+  if (c.label_selector) {
+    out.selector = ToSelector(*c.label_selector);
+    FoldLabelKeys(pod, c.match_label_keys, sched::SelectorOp::kIn, &out.selector);
+  } else {
+    out.null_selector = true;
+  }
+  if (c.min_domains) out.min_domains = *c.min_domains;
+  out.honor_node_affinity = c.node_affinity_policy.value_or("Honor") != "Ignore";
+  out.honor_node_taints = c.node_taints_policy.value_or("Ignore") == "Honor";
   return out;
 }
 
@@ -247,6 +270,8 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
         t.pod_anti_affinity.push_back(ToAffinityTerm(term, pod));
       }
   }
+  for (const auto& c : pod.spec.topology_spread_constraints)
+    if (c.when_unsatisfiable == api::kDoNotSchedule) t.spread.push_back(ToSpreadConstraint(c, pod));  // the rest score
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();
   t.nominated_node = pod.status.nominated_node_name;
   return t;

@@ -267,6 +267,7 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
   tasks_by_ns_[t->ns].insert(t);
   if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.insert(t);
   if (!t->pod_affinity.empty()) ++pod_affinity_pods_;
+  if (!t->spread.empty()) ++spread_pods_;
   Account(*t, +1);
 }
 
@@ -296,6 +297,7 @@ void ClusterState::RemovePod(const std::string& uid) {
   }
   if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.erase(t);
   if (!t->pod_affinity.empty()) --pod_affinity_pods_;
+  if (!t->spread.empty()) --spread_pods_;
   tasks_.erase(it);
   BumpCapacity();
 }

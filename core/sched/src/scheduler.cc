@@ -292,7 +292,10 @@ void Scheduler::WriteStatus(Session& ssn) {
             ? &prev->second.conditions[0]
             : nullptr;
     const PodGroupCondition* prev_queued = prev != emitted_pg_.end() ? FindCondition(prev->second.conditions, kQueued) : nullptr;
-    const bool counts_changed = resync_status_ || first_of_implicit || prev == emitted_pg_.end() ||
+    // A resync re-sends the status but is not itself news: what the budget holds back (moved positions,
+    // refreshed numbers) stays held in what it re-sends, or each resync would write every moved position of
+    // every line at once.
+    const bool counts_changed = first_of_implicit || prev == emitted_pg_.end() ||
                                 prev->second.phase != u.phase || prev->second.running != u.running ||
                                 prev->second.succeeded != u.succeeded || prev->second.failed != u.failed;
     const bool may_refresh = counts_changed || granted.count(key) > 0 || spare >= 1;
@@ -363,7 +366,7 @@ void Scheduler::WriteStatus(Session& ssn) {
       refresh_dirty_.erase(key);  // written with everything current, or no longer waiting
     }
     j.sched.status_version = j.version;
-    if (!changed) continue;
+    if (!changed && !resync_status_) continue;
     emitted_pg_[key] = u;
     if (j.implicit) continue;  // remembered for the PodGroup that will replace it; nothing to write yet
     out.pod_groups.push_back(std::move(u));

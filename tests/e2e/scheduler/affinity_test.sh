@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# e2e for required inter-pod affinity on a topology key other than the hostname (run by run-with-cluster.sh:
-# KUBECONFIG, KUBECTL, TEPHRA_BIN, TEPHRA_SOURCE_DIR). 4 nodesim nodes of 4 cpu, labelled zone a (sim-0,
-# sim-2) and zone b (sim-1, sim-3), so that spreading by least-requested would cross zones.
+# e2e for required inter-pod affinity on a topology key other than the hostname, and for topology spread
+# (run by run-with-cluster.sh: KUBECONFIG, KUBECTL, TEPHRA_BIN, TEPHRA_SOURCE_DIR). 4 nodesim nodes of 4 cpu,
+# labelled zone a (sim-0, sim-2) and zone b (sim-1, sim-3), so that spreading by least-requested would cross
+# zones.
 #  1. a gang of 4 one-cpu pods with podAffinity to itself on the zone key lands in one zone;
 #  2. a pod with podAntiAffinity to that gang on the zone key lands in the other zone;
-#  3. a gang whose pods need a pod that does not exist stays Pending, and its PodGroup says why.
+#  3. a gang whose pods need a pod that does not exist stays Pending, and its PodGroup says why;
+#  4. on the emptied cluster, zone b half full (least-requested alone would put everything in zone a,
+#     binpack everything in zone b): a gang of 4 one-cpu pods with a DoNotSchedule zone spread (maxSkew 1)
+#     lands two and two;
+#  5. with zone b then filled up, a second such gang can place one pod in zone a and no more: it stays
+#     Pending, and its PodGroup names the spread constraint.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
@@ -78,4 +84,54 @@ wait_until "lonely's PodGroup names the affinity" 60 has_reason || fail "lonely:
 wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
 [ "$(bound_count lonely)" -eq 0 ] || fail "lonely was bound although no pod matches its affinity"
 note "3. lonely: Pending; $(reason | grep "pod affinity" | head -1)"
+
+spread_pod() {  # spread_pod <name> <group>: one cpu, spread over the zones with the pods of its group
+  printf '%s\n' "apiVersion: v1" "kind: Pod" \
+    "metadata:" "  name: $1" "  namespace: default" "  labels: {e2e-group: $2}" \
+    "  annotations: {scheduling.k8s.io/group-name: $2}" \
+    "spec:" "  schedulerName: volcano" "  restartPolicy: Never" "  terminationGracePeriodSeconds: 1" \
+    "  topologySpreadConstraints:" "  - maxSkew: 1" "    topologyKey: $ZONE" "    whenUnsatisfiable: DoNotSchedule" \
+    "    labelSelector: {matchLabels: {e2e-group: $2}}" \
+    "  containers:" "  - name: main" "    image: busybox" \
+    "    resources:" "      requests: {cpu: \"1\"}" "      limits: {cpu: \"1\"}" "---"
+}
+filler_pod() {  # filler_pod <name> <group> <cpu>: in zone b
+  printf '%s\n' "apiVersion: v1" "kind: Pod" \
+    "metadata:" "  name: $1" "  namespace: default" "  labels: {e2e-group: $2}" \
+    "  annotations: {scheduling.k8s.io/group-name: $2}" \
+    "spec:" "  schedulerName: volcano" "  restartPolicy: Never" "  terminationGracePeriodSeconds: 1" \
+    "  nodeSelector: {$ZONE: b}" "  containers:" "  - name: main" "    image: busybox" \
+    "    resources:" "      requests: {cpu: \"$3\"}" "      limits: {cpu: \"$3\"}" "---"
+}
+zone_counts() {  # "<count> <zone> " per zone of a group's bound pods, on one line
+  local n
+  for n in $(k get pods -l "e2e-group=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}'); do
+    k get node "$n" -o jsonpath="{.metadata.labels.topology\.kubernetes\.io/zone}{\"\\n\"}"
+  done | sort | uniq -c | awk '{printf "%s %s ", $1, $2}'
+}
+
+# ---------------------------------------------- 4. zone spread: two and two although zone a scores higher
+k delete pods --all --wait=true --timeout 60s >/dev/null
+{ podgroup filler 2; filler_pod filler-0 filler 2; filler_pod filler-1 filler 2; } | k create -f - >/dev/null
+filler_bound() { [ "$(bound_count filler)" -eq 2 ]; }
+wait_until "2 filler pods bound" 60 filler_bound || fail "filler: $(bound_count filler)/2 bound"
+{ podgroup web 4; for i in 0 1 2 3; do spread_pod "web-$i" web; done; } | k create -f - >/dev/null
+web_bound() { [ "$(bound_count web)" -eq 4 ]; }
+wait_until "4 web pods bound" 90 web_bound || fail "web: $(bound_count web)/4 bound"
+counts=$(zone_counts web)
+[ "$counts" = "2 a 2 b " ] || fail "web pods not two per zone: $counts"
+note "4. web: $counts"
+
+# ------------------------------------------ 5. a spread that cannot be met: Pending, with the reason
+{ podgroup fill 2; filler_pod fill-0 fill 1; filler_pod fill-1 fill 1; } | k create -f - >/dev/null  # zone b full
+fill_bound() { [ "$(bound_count fill)" -eq 2 ]; }
+wait_until "2 fill pods bound" 60 fill_bound || fail "fill: $(bound_count fill)/2 bound"
+{ podgroup tight 4; for i in 0 1 2 3; do spread_pod "tight-$i" tight; done; } | k create -f - >/dev/null
+tight_reason() { k get podgroup tight -o jsonpath='{range .status.conditions[*]}{.message}{"\n"}{end}'; }
+has_spread_reason() { tight_reason | grep -q "didn't match pod topology spread constraints"; }
+wait_until "tight's PodGroup names the spread" 60 has_spread_reason ||
+  fail "tight: conditions: $(tight_reason | tr '\n' ' ')"
+wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
+[ "$(bound_count tight)" -eq 0 ] || fail "tight was (partly) bound although its spread cannot be met"
+note "5. tight: Pending; $(tight_reason | grep "spread" | head -1)"
 echo "PASS affinity e2e"

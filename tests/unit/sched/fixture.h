@@ -23,6 +23,14 @@ inline PodAffinityTerm Term(Labels match, std::string topology_key, std::vector<
   return t;
 }
 inline PodAffinityTerm HostnameTerm(Labels match) { return Term(std::move(match), "kubernetes.io/hostname"); }
+// A DoNotSchedule topology spread constraint counting the pods whose labels match `match`.
+inline SpreadConstraint Spread(Labels match, std::string topology_key, int32_t max_skew = 1) {
+  SpreadConstraint c;
+  c.selector.match_labels = std::move(match);
+  c.topology_key = std::move(topology_key);
+  c.max_skew = max_skew;
+  return c;
+}
 
 class Cluster {
  public:

@@ -168,6 +168,48 @@ TEST(WhyPending, PositionWritesAreBoundedAndConverge) {
   EXPECT_EQ(written["ns/j12999"], "position 2001-3000 in queue default");
 }
 
+// The periodic status resync re-sends every PodGroup's status to repair lost writes, but it is not news: a
+// position the budget held back stays held in what it re-sends, so a resync while a long line moves costs
+// the writes that differ from what was last sent, not one per waiting job (found in the one-pod vcjob bench:
+// every resync flushed the whole line's positions).
+TEST(WhyPending, ResyncResendsHeldPositionsNotMovedOnes) {
+  SchedulerConf conf = Cluster::Conf();
+  conf.core.queue_position_interval_ms = 1000;
+  conf.core.position_writes_per_second = 1;
+  conf.core.position_write_burst = 1;
+  Cluster c(conf);
+  c.Queue("default");
+  c.Node("n0", 1000, 16 * kGi);
+  constexpr int kJobs = 50;
+  for (int i = 0; i < kJobs; ++i) c.Gang("j" + std::to_string(100 + i), 1, Resource::Cpu(1000));
+  std::map<std::string, std::string> sent;  // job -> last Queued message emitted
+  auto collect = [&](const CycleResult& r) {
+    for (const auto& u : r.pod_groups)
+      if (const PodGroupCondition* q = Cond(&u, "Queued")) sent[u.job] = q->message;
+  };
+  int64_t t = 0;
+  collect(c.RunAt(t));
+  for (int started = 0; started < 5; ++started) {  // the line moves up by five; one token per cycle
+    c.st().RemovePod("j" + std::to_string(100 + started) + "-0");
+    c.st().RemoveJob("ns/j" + std::to_string(100 + started));
+    collect(c.RunAt(t += 2));
+  }
+  ASSERT_EQ(sent["ns/j121"], "position 21-30 in queue default") << "held: the budget did not reach it (now 17th)";
+  c.s().ResyncStatus();
+  CycleResult r = c.RunAt(t += 2);
+  int moved = 0, resent = 0;
+  for (const auto& u : r.pod_groups) {
+    const PodGroupCondition* q = Cond(&u, "Queued");
+    if (!q || q->status != "True") continue;
+    ++resent;
+    if (q->message != sent[u.job]) ++moved;
+  }
+  EXPECT_GE(resent, kJobs - 6) << "the resync re-sends every waiting job's status";
+  EXPECT_LE(moved, 2) << "a resync moved " << moved << " held positions past the budget";
+  collect(r);
+  EXPECT_EQ(sent["ns/j121"], "position 21-30 in queue default");
+}
+
 // 300 jobs wait at the enqueue gate; when the running job ends, what holds them back changes for all of them
 // (here from the cluster's room to the queue's capability). For a job that keeps waiting that is a refresh,
 // paid from the same token bucket as positions.

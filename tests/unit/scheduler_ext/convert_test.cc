@@ -363,5 +363,40 @@ TEST(ConvertTest, PodAffinityTermsResolveNamespacesAndLabelKeys) {
   EXPECT_FALSE(t.pod_affinity[3].Selects(other)) << "a null labelSelector selects no pod";
 }
 
+// Topology spread: only DoNotSchedule constraints reach the core (ScheduleAnyway only scores); the optional
+// fields take kube-scheduler's defaults; matchLabelKeys fold in as In on the pod's own values; no
+// labelSelector matches nothing.
+TEST(ConvertTest, DoNotScheduleSpreadConstraintsWithKubeSchedulersDefaults) {
+  auto pod = Decode<api::Pod>(R"({
+    "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1", "labels": {"app": "web", "rev": "3"}},
+    "spec": {"schedulerName": "volcano", "containers": [{"name": "a"}],
+             "topologySpreadConstraints": [
+               {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["rev", "missing"]},
+               {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": "web"}}},
+               {"maxSkew": 1, "topologyKey": "rack", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 3,
+                "nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor", "matchLabelKeys": ["rev"]}]},
+    "status": {"phase": "Pending"}})");
+  sched::ResourceRegistry reg;
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  ASSERT_EQ(t.spread.size(), 2u);
+  const auto& zone = t.spread[0];
+  EXPECT_EQ(zone.max_skew, 2);
+  EXPECT_EQ(zone.topology_key, "zone");
+  EXPECT_EQ(zone.min_domains, 1);
+  EXPECT_TRUE(zone.honor_node_affinity);
+  EXPECT_FALSE(zone.honor_node_taints);
+  EXPECT_TRUE(zone.Matches({{"app", "web"}, {"rev", "3"}}));
+  EXPECT_FALSE(zone.Matches({{"app", "web"}, {"rev", "2"}})) << "matchLabelKeys: another revision is not counted";
+  const auto& rack = t.spread[1];
+  EXPECT_EQ(rack.topology_key, "rack");
+  EXPECT_EQ(rack.min_domains, 3);
+  EXPECT_FALSE(rack.honor_node_affinity);
+  EXPECT_TRUE(rack.honor_node_taints);
+  EXPECT_TRUE(rack.null_selector);
+  EXPECT_FALSE(rack.Matches({{"app", "web"}, {"rev", "3"}})) << "no labelSelector: matches nothing";
+}
+
 }  // namespace
 }  // namespace tephra::scheduler

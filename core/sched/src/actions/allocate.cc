@@ -155,11 +155,12 @@ class Allocator {
   }
 
   // Fits Idle and passes dynamic predicates -> score; otherwise nullopt. A task with required pod affinity
-  // keeps every node that fits it: a placement on one node can open all the nodes of its domain, which the
-  // heap would never revisit, so its dynamic predicates are checked when a node comes up (PlaceTasks).
+  // or topology spread keeps every node that fits it: a placement on one node can open all the nodes of its
+  // domain (or, for spread, of every other domain, when it lifts the minimum), which the heap would never
+  // revisit, so its dynamic predicates are checked when a node comes up (PlaceTasks).
   std::optional<double> Evaluate(const TaskInfo& t, const NodeInfo& n) const {
     if (!t.request.FitsIn(n.Idle())) return std::nullopt;
-    if (t.pod_affinity.empty() && !ssn_.DynamicFit(t, n).ok()) return std::nullopt;
+    if (t.pod_affinity.empty() && t.spread.empty() && !ssn_.DynamicFit(t, n).ok()) return std::nullopt;
     return ssn_.NodeScore(t, n);
   }
 
@@ -207,9 +208,10 @@ class Allocator {
     std::map<std::pair<uint32_t, std::string>, Group> local;
     std::set<Group*> failed;  // groups that failed during this call: nothing frees up meanwhile
     const bool may_share = allowed == nullptr && !ssn_.JobDependentScore(job) && st_.anti_affinity_pods() == 0 &&
-                           st_.pod_affinity_pods() == 0;
-    // A placement on one node can close other nodes of its domain (anti-affinity), or open them (affinity).
-    const bool recheck = st_.anti_affinity_pods() > 0 || st_.pod_affinity_pods() > 0;
+                           st_.pod_affinity_pods() == 0 && st_.spread_pods() == 0;
+    // A placement on one node can close other nodes of its domain (anti-affinity), or open them (affinity);
+    // for topology spread it can do both.
+    const bool recheck = st_.anti_affinity_pods() > 0 || st_.pod_affinity_pods() > 0 || st_.spread_pods() > 0;
     std::vector<const TaskInfo*> unplaced;
     std::vector<Entry> skipped;
     for (size_t i = 0; i < tasks.size(); ++i) {

@@ -1,9 +1,10 @@
 // The "predicates" plugin: readiness, cordon, nodeSelector, required node affinity, taints (static, cached
 // per task shape), host ports (kube-scheduler's NodePorts) and required inter-pod affinity and anti-affinity
-// on any topology key, in both directions (dynamic). Resource and pod-count fit are checked by the actions,
-// with Volcano-style reasons.
+// on any topology key, in both directions, and DoNotSchedule topology spread constraints (dynamic). Resource
+// and pod-count fit are checked by the actions, with Volcano-style reasons.
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -19,6 +20,9 @@ constexpr const char* kAffinityReason = "node(s) didn't match Pod's node affinit
 constexpr const char* kExistingAntiReason = "node(s) didn't satisfy existing pods anti-affinity rules";
 constexpr const char* kAntiReason = "node(s) didn't match pod anti-affinity rules";
 constexpr const char* kPodAffinityReason = "node(s) didn't match pod affinity rules";
+// kube-scheduler's PodTopologySpread reasons.
+constexpr const char* kSpreadReason = "node(s) didn't match pod topology spread constraints";
+constexpr const char* kSpreadLabelReason = "node(s) didn't match pod topology spread constraints (missing required label)";
 constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
 
 // The node's domain for a topology key. kubelet labels every node with its hostname, which is its name;
@@ -28,6 +32,44 @@ const std::string* DomainOf(const NodeInfo& n, const std::string& key) {
   if (it != n.labels.end()) return &it->second;
   return key == kHostnameKey ? &n.name : nullptr;
 }
+
+bool MatchesNodeSelectorAndAffinity(const TaskInfo& t, const NodeInfo& n) {
+  for (const auto& [k, v] : t.node_selector) {
+    auto it = n.labels.find(k);
+    if (it == n.labels.end() || it->second != v) return false;
+  }
+  if (t.required_affinity.empty()) return true;
+  for (const auto& term : t.required_affinity)
+    if (term.Matches(n.labels, n.name)) return true;
+  return false;
+}
+
+// The first NoSchedule/NoExecute taint of `n` that `t` does not tolerate, or nullptr.
+const Taint* UntoleratedTaint(const TaskInfo& t, const NodeInfo& n) {
+  for (const auto& taint : n.taints) {
+    if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
+    bool ok = false;
+    for (const auto& tol : t.tolerations)
+      if (tol.Tolerates(taint)) { ok = true; break; }
+    if (!ok) return &taint;
+  }
+  return nullptr;
+}
+
+// kube-scheduler's node inclusion for spreading: a node counts for constraint `c` of pod `t` when it carries
+// every constraint's key and, as the constraint's policies say, passes the pod's node selector and required
+// affinity (Honor by default) and has no NoSchedule/NoExecute taint the pod does not tolerate (Ignore by
+// default).
+bool SpreadEligible(const TaskInfo& t, const SpreadConstraint& c, const NodeInfo& n) {
+  for (const auto& other : t.spread)
+    if (!DomainOf(n, other.topology_key)) return false;
+  if (c.honor_node_affinity && !MatchesNodeSelectorAndAffinity(t, n)) return false;
+  if (c.honor_node_taints && UntoleratedTaint(t, n)) return false;
+  return true;
+}
+
+// Pods being deleted do not count for spreading (kube-scheduler skips them), nor do pods not on a node.
+bool CountsForSpread(TaskStatus s) { return OnNodeForScheduling(s) && s != TaskStatus::kReleasing; }
 
 // Why a term can never be decided, or nullptr when it can (Fit keeps static strings).
 const char* InvalidTermReason(const PodAffinityTerm& term, bool anti) {
@@ -48,7 +90,8 @@ class PredicatesPlugin final : public Plugin {
       : node_affinity_(args.Bool("predicate.NodeAffinityEnable", true)),
         taints_(args.Bool("predicate.TaintTolerationEnable", true)),
         pod_affinity_(args.Bool("predicate.PodAffinityEnable", true)),
-        node_ports_(args.Bool("predicate.NodePortsEnable", true)) {}
+        node_ports_(args.Bool("predicate.NodePortsEnable", true)),
+        spread_(args.Bool("predicate.PodTopologySpreadEnable", true)) {}
   std::string Name() const override { return "predicates"; }
   uint32_t Hooks() const override { return kHookPredicate; }
 
@@ -61,32 +104,15 @@ class PredicatesPlugin final : public Plugin {
       for (const auto& term : t.pod_anti_affinity)
         if (const char* r = InvalidTermReason(term, true)) return Fit::No(r);
     }
-    if (node_affinity_) {
-      for (const auto& [k, v] : t.node_selector) {
-        auto it = n.labels.find(k);
-        if (it == n.labels.end() || it->second != v) return Fit::No(kAffinityReason);
-      }
-      if (!t.required_affinity.empty()) {
-        bool any = false;
-        for (const auto& term : t.required_affinity)
-          if (term.Matches(n.labels, n.name)) { any = true; break; }
-        if (!any) {
-          // Say why when the pod can never fit: an operator Kubernetes does not define matches nothing.
-          for (const auto& term : t.required_affinity)
-            if (!term.Valid()) return Fit::No("pod's required node affinity uses an operator Kubernetes does not define");
-          return Fit::No(kAffinityReason);
-        }
-      }
+    if (node_affinity_ && !MatchesNodeSelectorAndAffinity(t, n)) {
+      // Say why when the pod can never fit: an operator Kubernetes does not define matches nothing.
+      for (const auto& term : t.required_affinity)
+        if (!term.Valid()) return Fit::No("pod's required node affinity uses an operator Kubernetes does not define");
+      return Fit::No(kAffinityReason);
     }
-    if (taints_) {
-      for (const auto& taint : n.taints) {
-        if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
-        bool ok = false;
-        for (const auto& tol : t.tolerations)
-          if (tol.Tolerates(taint)) { ok = true; break; }
-        if (!ok) return Fit::No("node(s) had untolerated taint", taint.key, taint.value);
-      }
-    }
+    if (taints_)
+      if (const Taint* taint = UntoleratedTaint(t, n))
+        return Fit::No("node(s) had untolerated taint", taint->key, taint->value);
     return Fit::Yes();
   }
 
@@ -95,10 +121,25 @@ class PredicatesPlugin final : public Plugin {
     // without host ports, or a node where no task holds one, costs a comparison, not a walk of the node.
     if (node_ports_ && !t.host_ports.empty() && n.host_port_tasks > 0 && !PortsFree(ssn, t, n))
       return Fit::No("node(s) didn't have free ports for the requested pod ports");
-    if (!pod_affinity_) return Fit::Yes();
     const ClusterState& st = ssn.state();
-    if (t.pod_affinity.empty() && t.pod_anti_affinity.empty() && st.anti_affinity_pods() == 0) return Fit::Yes();
+    const bool spread = spread_ && !t.spread.empty();
+    const bool affinity =
+        pod_affinity_ && !(t.pod_affinity.empty() && t.pod_anti_affinity.empty() && st.anti_affinity_pods() == 0);
+    if (!spread && !affinity) return Fit::Yes();
     const Domains& d = DomainsFor(st, t);
+    // Spreading before inter-pod affinity: kube-scheduler's filter order. Placing the pod on `n` must leave
+    // n's domain at most max_skew matching pods above the emptiest eligible domain.
+    for (size_t i = 0; spread && i < t.spread.size(); ++i) {
+      const SpreadConstraint& c = t.spread[i];
+      const std::string* v = DomainOf(n, c.topology_key);
+      if (!v) return Fit::No(kSpreadLabelReason);
+      const SpreadCounts& sc = d.spread[i];
+      const int64_t min = static_cast<int64_t>(sc.matching.size()) < c.min_domains ? 0 : sc.min;
+      auto it = sc.matching.find(*v);
+      const int64_t here = it == sc.matching.end() ? 0 : it->second;
+      if (here + (c.Matches(t.labels) ? 1 : 0) - min > c.max_skew) return Fit::No(kSpreadReason);
+    }
+    if (!affinity) return Fit::Yes();
     // kube-scheduler's order (v1.20 InterPodAffinity Filter): the pod's affinity, its anti-affinity, then
     // the existing pods' anti-affinity.
     if (!t.pod_affinity.empty()) {
@@ -140,6 +181,17 @@ class PredicatesPlugin final : public Plugin {
   // while the state does not change, and kept current across a single placement (the allocate loop places
   // one task at a time; ClusterState::last_transition says which) by moving that one task's contribution.
   using Counts = std::unordered_map<std::string, int>;  // domain value -> placed pods
+  // One spread constraint: every eligible domain (zero included: an empty domain is the minimum) with the
+  // matching pods in it, and the smallest count (INT64_MAX when no node is eligible, as kube-scheduler's
+  // critical paths start).
+  struct SpreadCounts {
+    Counts matching;
+    int64_t min = std::numeric_limits<int64_t>::max();
+    void RecomputeMin() {
+      min = std::numeric_limits<int64_t>::max();
+      for (const auto& [v, count] : matching) min = std::min<int64_t>(min, count);
+    }
+  };
   struct Domains {
     const ClusterState* state = nullptr;
     uint64_t generation = 0;
@@ -149,11 +201,16 @@ class PredicatesPlugin final : public Plugin {
     std::vector<Counts> anti, affinity;                      // per term of the pod
     int affinity_matches = 0;  // placed pods (with a domain) that match every affinity term, per term
     bool self_match = false;   // the pod matches every one of its own affinity terms
+    std::vector<SpreadCounts> spread;  // per spread constraint of the pod
   };
 
   static bool SameQuestion(const TaskInfo& a, const TaskInfo& b) {
-    return a.ns == b.ns && a.labels == b.labels && a.pod_affinity == b.pod_affinity &&
-           a.pod_anti_affinity == b.pod_anti_affinity;
+    if (!(a.ns == b.ns && a.labels == b.labels && a.pod_affinity == b.pod_affinity &&
+          a.pod_anti_affinity == b.pod_anti_affinity && a.spread == b.spread))
+      return false;
+    // Which nodes count for spreading depends on the pod's node constraints.
+    return a.spread.empty() || (a.node_selector == b.node_selector && a.required_affinity == b.required_affinity &&
+                                a.tolerations == b.tolerations);
   }
   static bool Placed(const TaskInfo& e) {
     return !e.node.empty() && OnNodeForScheduling(e.status);
@@ -164,11 +221,23 @@ class PredicatesPlugin final : public Plugin {
     if (n <= 0) c.erase(v);
   }
 
-  // Adds (sign +1) or removes (-1) what placed pod `e`, on node `n`, contributes to the question `t`: through
-  // e's anti-affinity (Existing) and through t's own terms (Own).
-  static void Contribute(Domains& d, const TaskInfo& t, const TaskInfo& e, const NodeInfo& n, int sign) {
+  // Adds (sign +1) or removes (-1) what placed pod `e`, on node `n` with status `status`, contributes to the
+  // question `t`: through e's anti-affinity (Existing), through t's own terms (Own) and to t's spreading.
+  static void Contribute(Domains& d, const TaskInfo& t, const TaskInfo& e, TaskStatus status, const NodeInfo& n,
+                         int sign) {
     ContributeExisting(d, t, e, n, sign);
     ContributeOwn(d, t, e, n, sign);
+    if (CountsForSpread(status)) ContributeSpread(d, t, e, n, sign);
+  }
+  // Spreading counts pods of the pod's own namespace on eligible nodes (their domains already in the map).
+  static void ContributeSpread(Domains& d, const TaskInfo& t, const TaskInfo& e, const NodeInfo& n, int sign) {
+    if (e.ns != t.ns) return;
+    for (size_t i = 0; i < t.spread.size(); ++i) {
+      const SpreadConstraint& c = t.spread[i];
+      if (!c.Matches(e.labels) || !SpreadEligible(t, c, n)) continue;
+      auto it = d.spread[i].matching.find(*DomainOf(n, c.topology_key));
+      if (it != d.spread[i].matching.end()) it->second += sign;
+    }
   }
   static void ContributeExisting(Domains& d, const TaskInfo& t, const TaskInfo& e, const NodeInfo& n, int sign) {
     for (const auto& term : e.pod_anti_affinity)
@@ -191,6 +260,18 @@ class PredicatesPlugin final : public Plugin {
   }
 
   void Rebuild(Domains& d, const ClusterState& st, const TaskInfo& t) const {
+    d.spread.assign(t.spread.size(), {});
+    if (!t.spread.empty()) {
+      st.ForEachNode([&](const NodeInfo& n) {
+        for (size_t i = 0; i < t.spread.size(); ++i)
+          if (SpreadEligible(t, t.spread[i], n)) d.spread[i].matching.try_emplace(*DomainOf(n, t.spread[i].topology_key), 0);
+      });
+      st.ForEachTaskInNamespace(t.ns, [&](const TaskInfo& e) {
+        if (e.node.empty() || !CountsForSpread(e.status)) return;
+        if (const NodeInfo* n = st.FindNode(e.node)) ContributeSpread(d, t, e, *n, +1);
+      });
+      for (auto& sc : d.spread) sc.RecomputeMin();
+    }
     d.existing_anti.clear();
     d.anti.assign(t.pod_anti_affinity.size(), {});
     d.affinity.assign(t.pod_affinity.size(), {});
@@ -240,9 +321,10 @@ class PredicatesPlugin final : public Plugin {
       // One placement (or its undo) since: move that task's contribution.
       const TaskInfo& e = *last.task;
       if (!last.old_node.empty() && OnNodeForScheduling(last.old_status))
-        if (const NodeInfo* n = st.FindNode(last.old_node)) Contribute(*hit, hit->task, e, *n, -1);
+        if (const NodeInfo* n = st.FindNode(last.old_node)) Contribute(*hit, hit->task, e, last.old_status, *n, -1);
       if (Placed(e))
-        if (const NodeInfo* n = st.FindNode(e.node)) Contribute(*hit, hit->task, e, *n, +1);
+        if (const NodeInfo* n = st.FindNode(e.node)) Contribute(*hit, hit->task, e, e.status, *n, +1);
+      for (auto& sc : hit->spread) sc.RecomputeMin();
       hit->generation = st.generation();
       hit->used = clock_;
       return *hit;
@@ -258,6 +340,10 @@ class PredicatesPlugin final : public Plugin {
       hit->task.labels = t.labels;
       hit->task.pod_affinity = t.pod_affinity;
       hit->task.pod_anti_affinity = t.pod_anti_affinity;
+      hit->task.spread = t.spread;
+      hit->task.node_selector = t.node_selector;
+      hit->task.required_affinity = t.required_affinity;
+      hit->task.tolerations = t.tolerations;
     }
     Rebuild(*hit, st, hit->task);
     hit->generation = st.generation();
@@ -265,7 +351,7 @@ class PredicatesPlugin final : public Plugin {
     return *hit;
   }
 
-  bool node_affinity_, taints_, pod_affinity_, node_ports_;
+  bool node_affinity_, taints_, pod_affinity_, node_ports_, spread_;
   // Single-threaded like ClusterState: the scheduler runs one cycle at a time. A few questions at once: the
   // allocate loop alternates between a group's representative and the task being placed.
   mutable std::array<Domains, 8> memo_;

@@ -9,6 +9,7 @@ namespace {
 using testing::Harness;
 using testing::kGi;
 using testing::HostnameTerm;
+using testing::Spread;
 using testing::Term;
 
 TEST(Predicates, StaticReasons) {
@@ -153,6 +154,88 @@ TEST(Predicates, PodAffinityNeedsAMatchingPodInTheDomain) {
   // Two terms: a pod counts only if it matches both.
   w.pod_affinity.push_back(Term({{"tier", "gold"}}, "zone"));
   EXPECT_EQ(s.DynamicPredicate(w, h.N("a2")), "node(s) didn't match pod affinity rules");
+}
+
+TaskInfo PlacedPod(const std::string& name, Labels labels, const std::string& node,
+                   TaskStatus status = TaskStatus::kRunning) {
+  TaskInfo t = Harness::Pod(name, Resource::Cpu(1));
+  t.labels = std::move(labels);
+  t.status = status;
+  t.node = node;
+  return t;
+}
+
+// kube-scheduler's PodTopologySpread filter: the node's domain may hold at most maxSkew matching pods more
+// than the emptiest eligible domain, counting the pod itself when it matches; a node without the key is out.
+TEST(Predicates, TopologySpreadKeepsTheSkewWithinMaxSkew) {
+  Harness h;
+  h.Add(PluginOption::Named("predicates"));
+  AddZoneNodes(h);
+  h.AddPod(PlacedPod("w1", {{"app", "web"}}, "a1"));
+  Session& s = h.Open();
+  TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
+  t.labels = {{"app", "web"}};
+  t.spread.push_back(Spread({{"app", "web"}}, "zone"));
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "node(s) didn't match pod topology spread constraints");
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("b1")), "");
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("nozone")),
+            "node(s) didn't match pod topology spread constraints (missing required label)");
+  TaskInfo loose = t;
+  loose.spread[0].max_skew = 2;
+  EXPECT_EQ(s.DynamicPredicate(loose, h.N("a2")), "");
+  TaskInfo other = t;  // does not match its own selector: placing it does not move the count
+  other.labels = {{"app", "db"}};
+  EXPECT_EQ(s.DynamicPredicate(other, h.N("a2")), "");
+  TaskInfo elsewhere = t;  // counts only pods of its own namespace
+  elsewhere.ns = "other";
+  EXPECT_EQ(s.DynamicPredicate(elsewhere, h.N("a2")), "");
+  TaskInfo none = t;  // no labelSelector: matches no pod, the key is still required
+  none.spread[0].null_selector = true;
+  EXPECT_EQ(s.DynamicPredicate(none, h.N("a2")), "");
+  EXPECT_EQ(s.DynamicPredicate(none, h.N("nozone")),
+            "node(s) didn't match pod topology spread constraints (missing required label)");
+  // Zone b catches up: a is no longer above the minimum.
+  h.AddPod(PlacedPod("w2", {{"app", "web"}}, "b1", TaskStatus::kPipelined));
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "");
+  // A pod being deleted does not count.
+  h.AddPod(PlacedPod("w2", {{"app", "web"}}, "b1", TaskStatus::kReleasing));
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "node(s) didn't match pod topology spread constraints");
+}
+
+// Which domains count: the nodes the pod may use (nodeAffinityPolicy Honor, the default), every node with the
+// key (Ignore), nodes without untolerated taints (nodeTaintsPolicy Honor); minDomains above the number of
+// eligible domains makes the minimum 0.
+TEST(Predicates, TopologySpreadCountsEligibleDomainsOnly) {
+  Harness h;
+  h.Add(PluginOption::Named("predicates"));
+  h.AddNode("a1", Resource::Cpu(4000), {{"zone", "a"}});
+  h.AddNode("a2", Resource::Cpu(4000), {{"zone", "a"}});
+  h.AddNode("b1", Resource::Cpu(4000), {{"zone", "b"}, {"pool", "spot"}}, {{"spot", "", TaintEffect::kNoSchedule}});
+  h.AddNode("c1", Resource::Cpu(4000), {{"zone", "c"}, {"pool", "spot"}});
+  h.AddPod(PlacedPod("w1", {{"app", "web"}}, "a1"));
+  h.AddPod(PlacedPod("w2", {{"app", "web"}}, "c1"));
+  Session& s = h.Open();
+  TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
+  t.labels = {{"app", "web"}};
+  t.spread.push_back(Spread({{"app", "web"}}, "zone"));
+  // Zone b (empty) is the minimum.
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "node(s) didn't match pod topology spread constraints");
+  // The pod may not use zone b (node affinity): it does not count.
+  t.required_affinity = {{{{"pool", SelectorOp::kDoesNotExist, {}}}, {}}, {{{"zone", SelectorOp::kIn, {"c"}}}, {}}};
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "");
+  t.spread[0].honor_node_affinity = false;  // nodeAffinityPolicy: Ignore
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "node(s) didn't match pod topology spread constraints");
+  t.required_affinity.clear();
+  t.spread[0].honor_node_affinity = true;
+  t.spread[0].honor_node_taints = true;  // zone b's only node has a taint the pod does not tolerate
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "");
+  t.tolerations.push_back({"spot", true, "", std::nullopt});
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "node(s) didn't match pod topology spread constraints");
+  t.tolerations.clear();
+  t.spread[0].min_domains = 3;  // two eligible domains (a, c): fewer than minDomains, so the minimum is 0
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "node(s) didn't match pod topology spread constraints");
+  t.spread[0].min_domains = 2;
+  EXPECT_EQ(s.DynamicPredicate(t, h.N("a2")), "");
 }
 
 // kube-scheduler's NodePorts: same hostPort and protocol with overlapping hostIP (0.0.0.0 overlaps every

@@ -137,6 +137,16 @@ class ClusterState {
   const std::unordered_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
   // Pods (any status) that carry required pod affinity terms.
   int pod_affinity_pods() const { return pod_affinity_pods_; }
+  // Pods (any status) that carry DoNotSchedule topology spread constraints: a placement can open or close
+  // nodes for them, as for pod affinity.
+  int spread_pods() const { return spread_pods_; }
+  // Unordered visit of every known node (schedulable or not: kube-scheduler's spreading counts the domains
+  // of cordoned nodes too).
+  template <typename Fn>
+  void ForEachNode(Fn&& fn) const {
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      if (node_alive_[i]) fn(nodes_[i]);
+  }
   // Unordered, allocation-free visit of the tasks of one namespace (any status).
   template <typename Fn>
   void ForEachTaskInNamespace(const std::string& ns, Fn&& fn) const {
@@ -220,6 +230,7 @@ class ClusterState {
   LastTransition last_transition_;
   std::unordered_set<const TaskInfo*> anti_affinity_tasks_;
   int pod_affinity_pods_ = 0;
+  int spread_pods_ = 0;
 
   // Nodes live in a slot vector (stable indexes for per-cycle bitmaps); removed slots are reused.
   std::vector<NodeInfo> nodes_;

@@ -96,6 +96,22 @@ struct PodAffinityTerm {
   bool Selects(const TaskInfo& pod) const;  // namespace and labels
 };
 
+// One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule, as kube-scheduler's PodTopologySpread
+// filter reads it (docs/scheduler.md, "Topology spread"): placing the pod on a node must not leave the node's
+// domain more than `max_skew` matching pods above the emptiest eligible domain. ScheduleAnyway constraints
+// only score in kube-scheduler; the core does not carry them.
+struct SpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  LabelSelector selector;      // matchLabelKeys already folded in by the caller; counts the pod's namespace only
+  bool null_selector = false;  // no labelSelector: matches no pod (not even the pod itself)
+  int32_t min_domains = 1;     // fewer eligible domains than this: the global minimum is taken as 0
+  bool honor_node_affinity = true;  // nodeAffinityPolicy Honor (default): only nodes the pod may use count
+  bool honor_node_taints = false;   // nodeTaintsPolicy Honor: nodes with taints the pod does not tolerate do not
+  bool operator==(const SpreadConstraint&) const = default;
+  bool Matches(const Labels& labels) const { return !null_selector && selector.Matches(labels); }
+};
+
 enum class TaintEffect : uint8_t { kNoSchedule, kPreferNoSchedule, kNoExecute };
 struct Taint {
   std::string key, value;
@@ -178,6 +194,7 @@ struct TaskInfo {
   std::vector<Toleration> tolerations;
   // requiredDuringScheduling pod affinity and anti-affinity (docs/scheduler.md, "Inter-pod affinity").
   std::vector<PodAffinityTerm> pod_affinity, pod_anti_affinity;
+  std::vector<SpreadConstraint> spread;  // DoNotSchedule topology spread constraints
   bool scheduling_gated = false;  // spec.schedulingGates non-empty
   std::string nominated_node;
   uint64_t creation_index = 0;  // creation order (e.g. creationTimestamp then name), ties broken by uid
