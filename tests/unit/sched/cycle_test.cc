@@ -465,6 +465,18 @@ TEST(Cycle, ZonePodAffinityKeepsTheGangInOneZone) {
     EXPECT_NE(c.st().FindNode(t->node)->labels.at("zone"), *zones.begin());
 }
 
+// A gang of `n` one-cpu pods labelled app=web, spread over the zones (maxSkew 1) with each other.
+void SpreadGang(Cluster& c, const std::string& name, int n) {
+  JobInfo j = c.Job(name, n);
+  c.AddJob(j);
+  for (int i = 0; i < n; ++i) {
+    TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
+    t.labels = {{"app", "web"}};
+    t.spread.push_back(Spread({{"app", "web"}}, "zone"));
+    c.st().UpsertPod(t);
+  }
+}
+
 // A gang with a zone spread constraint (maxSkew 1) is split evenly across the zones even though zone a has
 // more and emptier nodes that score higher; each placement is counted before the next pod is checked.
 TEST(Cycle, TopologySpreadSplitsTheGangAcrossZones) {
@@ -472,14 +484,7 @@ TEST(Cycle, TopologySpreadSplitsTheGangAcrossZones) {
   c.Queue("default");
   for (int i = 0; i < 4; ++i) c.Node("a" + std::to_string(i), 16000, 64 * kGi, 0, {{"zone", "a"}});
   c.Node("b0", 8000, 64 * kGi, 0, {{"zone", "b"}});
-  JobInfo j = c.Job("web", 6);
-  c.AddJob(j);
-  for (int i = 0; i < 6; ++i) {
-    TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
-    t.labels = {{"app", "web"}};
-    t.spread.push_back(Spread({{"app", "web"}}, "zone"));
-    c.st().UpsertPod(t);
-  }
+  SpreadGang(c, "web", 6);
   c.Run();
   ASSERT_EQ(c.BoundCount("ns/web"), 6);
   std::map<std::string, int> per_zone;
@@ -495,14 +500,7 @@ TEST(Cycle, TopologySpreadThatCannotBeMetKeepsTheGangWaiting) {
   c.Queue("default");
   c.Node("a0", 16000, 64 * kGi, 0, {{"zone", "a"}});
   c.Node("b0", 1000, 64 * kGi, 0, {{"zone", "b"}});  // room for one pod
-  JobInfo j = c.Job("web", 4);
-  c.AddJob(j);
-  for (int i = 0; i < 4; ++i) {
-    TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
-    t.labels = {{"app", "web"}};
-    t.spread.push_back(Spread({{"app", "web"}}, "zone"));
-    c.st().UpsertPod(t);
-  }
+  SpreadGang(c, "web", 4);
   CycleResult r = c.Run();
   EXPECT_EQ(c.BoundCount("ns/web"), 0);
   const PodGroupStatusUpdate* pg = FindPg(r, "ns/web");

@@ -2,6 +2,7 @@
 // condition, and every waiting job carries its queue position in a Queued condition whose writes stay
 // bounded however many jobs wait (docs/why-pending.md).
 #include <map>
+#include <memory>
 #include <string>
 
 #include "fixture.h"
@@ -20,6 +21,32 @@ const PodGroupCondition* Cond(const PodGroupStatusUpdate* u, const std::string& 
   for (const auto& c : u->conditions)
     if (c.type == type) return &c;
   return nullptr;
+}
+
+// A line of `jobs` one-pod jobs j<first>, j<first+1>, ... in queue default, on one node that runs one at a
+// time; positions recomputed every second and written with the given budget.
+std::unique_ptr<Cluster> Line(int jobs, int first, double per_second, double burst) {
+  SchedulerConf conf = Cluster::Conf();
+  conf.core.queue_position_interval_ms = 1000;
+  conf.core.position_writes_per_second = per_second;
+  conf.core.position_write_burst = burst;
+  auto c = std::make_unique<Cluster>(conf);
+  c->Queue("default");
+  c->Node("n0", 1000, 16 * kGi);
+  for (int i = 0; i < jobs; ++i) c->Gang("j" + std::to_string(first + i), 1, Resource::Cpu(1000));
+  return c;
+}
+
+// The line's job j<n> finished: it leaves, and the next can start.
+void Finish(Cluster& c, int n) {
+  c.st().RemovePod("j" + std::to_string(n) + "-0");
+  c.st().RemoveJob("ns/j" + std::to_string(n));
+}
+
+// Records the last Queued message emitted for each job.
+void CollectQueued(const CycleResult& r, std::map<std::string, std::string>* out) {
+  for (const auto& u : r.pod_groups)
+    if (const PodGroupCondition* q = Cond(&u, "Queued")) (*out)[u.job] = q->message;
 }
 
 TEST(WhyPending, ClosedAndMissingQueuesSaySo) {
@@ -130,28 +157,17 @@ TEST(WhyPending, PositionsFollowTheQueueOrder) {
 // moves up by one. Writes per cycle stay within the one that started plus the position budget, and the
 // written positions still converge to the truth once the line stops moving.
 TEST(WhyPending, PositionWritesAreBoundedAndConverge) {
-  SchedulerConf conf = Cluster::Conf();
-  conf.core.queue_position_interval_ms = 1000;
-  conf.core.position_writes_per_second = 20;
-  conf.core.position_write_burst = 100;
-  Cluster c(conf);
-  c.Queue("default");
-  c.Node("n0", 1000, 16 * kGi);
-  constexpr int kJobs = 3000;
-  for (int i = 0; i < kJobs; ++i) c.Gang("j" + std::to_string(10000 + i), 1, Resource::Cpu(1000));
+  auto line = Line(3000, 10000, 20, 100);
+  Cluster& c = *line;
   std::map<std::string, std::string> written;  // job -> last written Queued message
-  auto collect = [&](const CycleResult& r) {
-    for (const auto& u : r.pod_groups)
-      if (const PodGroupCondition* q = Cond(&u, "Queued")) written[u.job] = q->message;
-  };
+  auto collect = [&](const CycleResult& r) { CollectQueued(r, &written); };
   int64_t t = 0;
   collect(c.RunAt(t));  // the first write of every PodGroup (not budgeted: each is new)
   size_t max_writes = 0;
   for (int started = 0; started < 30; ++started) {
     std::string head = "ns/j" + std::to_string(10000 + started);
     ASSERT_EQ(c.BoundCount(head), 1) << head;
-    c.st().RemovePod("j" + std::to_string(10000 + started) + "-0");
-    c.st().RemoveJob(head);
+    Finish(c, 10000 + started);
     t += 2;  // two seconds per cycle: 40 tokens, positions recomputed every cycle
     CycleResult r = c.RunAt(t);
     max_writes = std::max(max_writes, r.pod_groups.size());
@@ -173,25 +189,15 @@ TEST(WhyPending, PositionWritesAreBoundedAndConverge) {
 // the writes that differ from what was last sent, not one per waiting job (found in the one-pod vcjob bench:
 // every resync flushed the whole line's positions).
 TEST(WhyPending, ResyncResendsHeldPositionsNotMovedOnes) {
-  SchedulerConf conf = Cluster::Conf();
-  conf.core.queue_position_interval_ms = 1000;
-  conf.core.position_writes_per_second = 1;
-  conf.core.position_write_burst = 1;
-  Cluster c(conf);
-  c.Queue("default");
-  c.Node("n0", 1000, 16 * kGi);
   constexpr int kJobs = 50;
-  for (int i = 0; i < kJobs; ++i) c.Gang("j" + std::to_string(100 + i), 1, Resource::Cpu(1000));
+  auto line = Line(kJobs, 100, 1, 1);
+  Cluster& c = *line;
   std::map<std::string, std::string> sent;  // job -> last Queued message emitted
-  auto collect = [&](const CycleResult& r) {
-    for (const auto& u : r.pod_groups)
-      if (const PodGroupCondition* q = Cond(&u, "Queued")) sent[u.job] = q->message;
-  };
+  auto collect = [&](const CycleResult& r) { CollectQueued(r, &sent); };
   int64_t t = 0;
   collect(c.RunAt(t));
   for (int started = 0; started < 5; ++started) {  // the line moves up by five; one token per cycle
-    c.st().RemovePod("j" + std::to_string(100 + started) + "-0");
-    c.st().RemoveJob("ns/j" + std::to_string(100 + started));
+    Finish(c, 100 + started);
     collect(c.RunAt(t += 2));
   }
   ASSERT_EQ(sent["ns/j121"], "position 21-30 in queue default") << "held: the budget did not reach it (now 17th)";
