@@ -89,7 +89,7 @@ void StatusWriter::PodGroup(sched::PodGroupStatusUpdate u) {
     const auto now = std::chrono::steady_clock::now();
     if (auto w = pg_written_.find(key); w != pg_written_.end() && now < w->second.at + counter_interval_ &&
                                         w->second.uid == u.uid && w->second.phase == u.phase && w->second.conditions == u.conditions) {
-      // Only counters moved since the last write: wait out the interval. The newest status replaces any
+      // Only counters moved since the last status sent: wait out the interval. The newest status replaces any
       // queued or held one (each carries the whole desired status).
       stats_.podgroup_held++;
       pg_.erase(key);

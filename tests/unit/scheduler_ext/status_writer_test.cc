@@ -120,15 +120,27 @@ TEST(StatusWriterTest, DistinctObjectsAreWrittenInParallel) {
   EXPECT_EQ(peak, 4);
 }
 
+// Creates PodGroup ns/pg with `min_member` in the fake API and returns a status update for it (uid set).
+sched::PodGroupStatusUpdate SeedPodGroup(FakeClient& fc, int min_member) {
+  json pg = {{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"},
+             {"metadata", {{"name", "pg"}, {"namespace", "ns"}}},
+             {"spec", {{"minMember", min_member}, {"queue", "default"}}}};
+  auto created = fc.Create(api::PodGroup::Resource(), "ns", pg);
+  EXPECT_TRUE(created.ok());
+  sched::PodGroupStatusUpdate u;
+  u.job = "ns/pg";
+  u.ns = "ns";
+  u.name = "pg";
+  if (created.ok()) u.uid = (*created)["metadata"]["uid"];
+  return u;
+}
+
 // A PodGroup whose pods start one by one changes only its counters; those statuses wait until one interval
 // after the last write and coalesce, while a phase change is written at once. Without the hold every status
 // is a PUT (the 128-pod gang bench made ~100 per PodGroup while its pods were being bound).
 TEST(StatusWriterTest, CounterOnlyPodGroupStatusesWaitOneIntervalAndCoalescePhaseChangesDoNot) {
   auto fc = std::make_shared<FakeClient>();
-  json pg = {{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"},
-             {"metadata", {{"name", "pg"}, {"namespace", "ns"}}},
-             {"spec", {{"minMember", 3}, {"queue", "default"}}}};
-  ASSERT_TRUE(fc->Create(api::PodGroup::Resource(), "ns", pg).ok());
+  sched::PodGroupStatusUpdate u = SeedPodGroup(*fc, 3);
   struct Put {
     std::chrono::steady_clock::time_point at;
     std::string phase;
@@ -147,11 +159,6 @@ TEST(StatusWriterTest, CounterOnlyPodGroupStatusesWaitOneIntervalAndCoalescePhas
   core::FakeClock clock;
   const auto interval = std::chrono::milliseconds(400);
   StatusWriter w(fc, nullptr, &clock, "volcano", nullptr, /*workers=*/4, interval);
-  sched::PodGroupStatusUpdate u;
-  u.job = "ns/pg";
-  u.ns = "ns";
-  u.name = "pg";
-  u.uid = fc->Get(api::PodGroup::Resource(), "ns", "pg").value()["metadata"]["uid"];
   u.phase = sched::PodGroupPhase::kInqueue;
   const auto first_queued = std::chrono::steady_clock::now();  // the first write is sent after this
   w.PodGroup(u);
@@ -183,10 +190,7 @@ TEST(StatusWriterTest, CounterOnlyPodGroupStatusesWaitOneIntervalAndCoalescePhas
 // one-pod vcjobs paid as an extra PUT each).
 TEST(StatusWriterTest, CounterOnlyStatusIsHeldWhileThePhaseChangeIsInFlight) {
   auto fc = std::make_shared<FakeClient>();
-  json pg = {{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "PodGroup"},
-             {"metadata", {{"name", "pg"}, {"namespace", "ns"}}},
-             {"spec", {{"minMember", 1}, {"queue", "default"}}}};
-  ASSERT_TRUE(fc->Create(api::PodGroup::Resource(), "ns", pg).ok());
+  sched::PodGroupStatusUpdate u = SeedPodGroup(*fc, 1);
   std::mutex mu;
   std::condition_variable cv;
   bool entered = false, open = false;
@@ -203,11 +207,6 @@ TEST(StatusWriterTest, CounterOnlyStatusIsHeldWhileThePhaseChangeIsInFlight) {
   });
   core::FakeClock clock;
   StatusWriter w(fc, nullptr, &clock, "volcano", nullptr, /*workers=*/4, std::chrono::milliseconds(200));
-  sched::PodGroupStatusUpdate u;
-  u.job = "ns/pg";
-  u.ns = "ns";
-  u.name = "pg";
-  u.uid = fc->Get(api::PodGroup::Resource(), "ns", "pg").value()["metadata"]["uid"];
   u.phase = sched::PodGroupPhase::kRunning;
   w.PodGroup(u);
   {

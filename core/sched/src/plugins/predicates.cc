@@ -33,6 +33,7 @@ const std::string* DomainOf(const NodeInfo& n, const std::string& key) {
   return key == kHostnameKey ? &n.name : nullptr;
 }
 
+// kube-scheduler's NodeAffinity filter: every nodeSelector label, and one of the ORed required terms.
 bool MatchesNodeSelectorAndAffinity(const TaskInfo& t, const NodeInfo& n) {
   for (const auto& [k, v] : t.node_selector) {
     auto it = n.labels.find(k);
