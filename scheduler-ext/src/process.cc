@@ -69,6 +69,13 @@ void CompactPod(json* j) {
         if (c.contains("name")) slim["name"] = c["name"];
         if (c.contains("image")) slim["image"] = c["image"];
         if (c.contains("resources")) slim["resources"] = c["resources"];
+        // Host ports are a predicate (NodePorts); ports without one bind nothing on the node.
+        if (auto ports = c.find("ports"); ports != c.end() && ports->is_array()) {
+          json held = json::array();
+          for (auto& port : *ports)
+            if (port.is_object() && port.value("hostPort", 0) > 0) held.push_back(std::move(port));
+          if (!held.empty()) slim["ports"] = std::move(held);
+        }
         c = std::move(slim);
       }
     }

@@ -8,6 +8,7 @@
 #include "testing/fake_client.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/sched/cluster_state.h"
+#include "tephra/scheduler/convert.h"
 #include "tephra/scheduler/extender.h"
 
 namespace tephra::scheduler {
@@ -87,6 +88,38 @@ TEST_F(ExtenderTest, FilterByNodeNamesGivesPredicateReasons) {
   st_.RemovePod("big");
   res = Call(&Extender::Filter, {{"Pod", PodJson("4")}, {"NodeNames", {"full"}}});
   EXPECT_EQ(res["NodeNames"], json({"full"}));
+}
+
+// The e2e_feasibility test compares these answers with kube-scheduler v1.20.2's; this is the same pair of
+// cases without a cluster: a bound foreign pod's host port, and a cordon the pod tolerates.
+TEST_F(ExtenderTest, FilterSeesForeignHostPortsAndTheCordonToleration) {
+  json held = PodJson("100m");
+  held["metadata"] = {{"name", "db"}, {"namespace", "default"}, {"uid", "uid-db"}};
+  held["spec"]["nodeName"] = "free";
+  held["spec"]["containers"][0]["ports"] = {{{"containerPort", 8080}, {"hostPort", 8080}, {"protocol", "TCP"}}};
+  held["status"] = {{"phase", "Running"}};
+  api::Pod db;
+  ASSERT_TRUE(api::Decode(held, &db).ok());
+  st_.UpsertPod(ToTaskInfo(db, &st_.resources(), {"volcano"}));
+
+  json want = PodJson("100m");
+  want["spec"]["containers"][0]["ports"] = {{{"containerPort", 80}, {"hostPort", 8080}}};
+  json res = Call(&Extender::Filter, {{"Pod", want}, {"NodeNames", {"free", "half"}}});
+  EXPECT_EQ(res["NodeNames"], json({"half"}));
+  EXPECT_EQ(res["FailedNodes"]["free"], "node(s) didn't have free ports for the requested pod ports");
+
+  sched::NodeInfo cordoned = Node("cordoned", 8000);
+  cordoned.unschedulable = true;
+  st_.UpsertNode(cordoned);
+  res = Call(&Extender::Filter, {{"Pod", PodJson("100m")}, {"NodeNames", {"cordoned"}}});
+  EXPECT_EQ(res["FailedNodes"]["cordoned"], "node(s) were unschedulable");
+  for (json tol : {json{{"key", "node.kubernetes.io/unschedulable"}, {"operator", "Exists"}, {"effect", "NoSchedule"}},
+                   json{{"operator", "Exists"}}}) {
+    json p = PodJson("100m");
+    p["spec"]["tolerations"] = json::array({tol});
+    res = Call(&Extender::Filter, {{"Pod", p}, {"NodeNames", {"cordoned"}}});
+    EXPECT_EQ(res["NodeNames"], json({"cordoned"})) << tol.dump();
+  }
 }
 
 TEST_F(ExtenderTest, FilterEchoesTheNodeListWhenNotNodeCacheCapable) {

@@ -300,6 +300,33 @@ TEST_F(ProcessFixture, PlainPodIsBoundAsAGangOfOneBeforeItsPodGroupExists) {
   }));
 }
 
+// The informer compacts cached pods; a host port must survive that, on pods bound by anyone. n2 is nearly
+// full, so least-requested alone would pick n1, where a foreign pod holds the port.
+TEST_F(ProcessFixture, HostPortsOfCachedPodsKeepConflictingPodsAway) {
+  json holder = PlainPod("holder", "100m");
+  holder["spec"]["schedulerName"] = "default-scheduler";
+  holder["spec"]["nodeName"] = "n1";
+  holder["spec"]["containers"][0]["ports"] = {{{"containerPort", 80}}, {{"containerPort", 8080}, {"hostPort", 8080}}};
+  holder["status"]["phase"] = "Running";
+  fc->Seed(api::Pod::Resource(), holder);
+  json busy = PlainPod("busy", "3");
+  busy["spec"]["nodeName"] = "n2";
+  busy["status"]["phase"] = "Running";
+  fc->Seed(api::Pod::Resource(), busy);
+  StartProcess(std::chrono::milliseconds(50));
+  proc->WithState([&](sched::ClusterState& st) {
+    const sched::NodeInfo* n1 = st.FindNode("n1");
+    ASSERT_NE(n1, nullptr);
+    EXPECT_EQ(n1->host_port_tasks, 1);
+  });
+  proc->SetLeading(true);
+  json want = PlainPod("want", "100m");
+  want["spec"]["containers"][0]["ports"] = {{{"containerPort", 80}, {"hostPort", 8080}}};
+  fc->Seed(api::Pod::Resource(), want);
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("want").empty(); }));
+  EXPECT_EQ(NodeOf("want"), "n2");
+}
+
 TEST_F(ProcessFixture, PlainPodDeletedBeforeItsPodGroupLeavesNoJob) {
   StartProcess(std::chrono::milliseconds(50));
   const json pod = fc->Seed(api::Pod::Resource(), PlainPod("plain", "1"));
