@@ -569,21 +569,30 @@ std::vector<const TaskInfo*> ClusterState::TasksOnNode(const std::string& node) 
 void ClusterState::RebuildOrder() const {
   if (cached_order_version_ == topology_version_) return;
   schedulable_cache_.clear();
+  candidate_cache_.clear();
   total_allocatable_cache_ = Resource();
   for (const auto& [name, idx] : node_index_) {
     const NodeInfo& n = nodes_[static_cast<size_t>(idx)];
-    if (!n.ready || n.unschedulable) continue;
+    if (!n.ready) continue;
+    candidate_cache_.push_back(idx);
+    if (n.unschedulable) continue;
     schedulable_cache_.push_back(idx);
     total_allocatable_cache_ += n.allocatable;
   }
-  std::sort(schedulable_cache_.begin(), schedulable_cache_.end(),
-            [this](int a, int b) { return nodes_[static_cast<size_t>(a)].name < nodes_[static_cast<size_t>(b)].name; });
+  auto by_name = [this](int a, int b) { return nodes_[static_cast<size_t>(a)].name < nodes_[static_cast<size_t>(b)].name; };
+  std::sort(schedulable_cache_.begin(), schedulable_cache_.end(), by_name);
+  std::sort(candidate_cache_.begin(), candidate_cache_.end(), by_name);
   cached_order_version_ = topology_version_;
 }
 
 const std::vector<int>& ClusterState::SchedulableNodes() const {
   RebuildOrder();
   return schedulable_cache_;
+}
+
+const std::vector<int>& ClusterState::CandidateNodes() const {
+  RebuildOrder();
+  return candidate_cache_;
 }
 
 Resource ClusterState::TotalAllocatable() const {

@@ -564,6 +564,41 @@ TEST(Cycle, BackfillPlacesBestEffortPods) {
   EXPECT_EQ(r.binds[0].node, "n0");
 }
 
+// kube-scheduler's NodeUnschedulable (which Volcano's predicates run): a cordoned node is a candidate only
+// for pods that tolerate node.kubernetes.io/unschedulable:NoSchedule; least-requested prefers the empty
+// cordoned node for those, and never offers it to the others.
+TEST(Cycle, CordonedNodeTakesOnlyPodsThatTolerateTheCordon) {
+  Cluster c;
+  c.Queue("default");
+  NodeInfo cordoned = c.Node("a-cordoned", 16000, 64 * kGi);
+  cordoned.unschedulable = true;
+  c.st().UpsertNode(cordoned);
+  c.Node("b-open", 16000, 64 * kGi);
+  TaskInfo foreign;  // 10 cpu held by a pod of another scheduler: not in any queue's share
+  foreign.uid = foreign.name = "foreign";
+  foreign.ns = "ns";
+  foreign.request = Resource::Cpu(10000);
+  foreign.status = TaskStatus::kRunning;
+  foreign.node = "b-open";
+  c.st().UpsertPod(foreign);
+  JobInfo plain = c.Job("plain", 1), big = c.Job("big", 1), tolerant = c.Job("tolerant", 1), all = c.Job("all", 1);
+  for (const JobInfo* j : {&plain, &big, &tolerant, &all}) c.AddJob(*j);
+  c.st().UpsertPod(c.Pod(plain, 0, Resource::Cpu(1000)));
+  c.st().UpsertPod(c.Pod(big, 0, Resource::Cpu(6000)));  // b-open has 5 left after plain
+  TaskInfo t = c.Pod(tolerant, 0, Resource::Cpu(6000));
+  t.tolerations.push_back({"node.kubernetes.io/unschedulable", true, "", TaintEffect::kNoSchedule});
+  c.st().UpsertPod(t);
+  TaskInfo a = c.Pod(all, 0, Resource::Cpu(6000));
+  a.tolerations.push_back({"", true, "", std::nullopt});  // operator Exists without a key: every taint
+  c.st().UpsertPod(a);
+  c.Run();
+  auto node_of = [&](const std::string& job) { return c.st().TasksOfJob(job)[0]->node; };
+  EXPECT_EQ(node_of("ns/plain"), "b-open");
+  EXPECT_EQ(node_of("ns/big"), "");  // fits only the cordoned node, which it does not tolerate
+  EXPECT_EQ(node_of("ns/tolerant"), "a-cordoned");
+  EXPECT_EQ(node_of("ns/all"), "a-cordoned");
+}
+
 // Volcano's backfill puts a best-effort pod on the best-scored feasible node, not the first by name: with
 // nodeorder's least-requested score the idle node wins over a busy one that sorts first.
 TEST(Cycle, BackfillChoosesTheBestScoredNode) {

@@ -57,7 +57,7 @@ class Allocator {
     auto& c = caches_;
     if (c.rank_version != st_.topology_version()) {
       c.rank.assign(st_.node_slots(), 1 << 30);
-      const auto& order = st_.SchedulableNodes();
+      const auto& order = st_.CandidateNodes();
       for (size_t i = 0; i < order.size(); ++i) c.rank[static_cast<size_t>(order[i])] = static_cast<int>(i);
       c.rank_version = st_.topology_version();
     }
@@ -145,7 +145,7 @@ class Allocator {
     int64_t t0 = ssn_.NowUs();
     sc = {};
     sc.topology_version = st_.topology_version();
-    for (int slot : st_.SchedulableNodes()) {
+    for (int slot : st_.CandidateNodes()) {
       Fit f = ssn_.StaticFit(t, st_.NodeAt(slot));
       if (f.ok()) sc.feasible.push_back(slot);
       else ++sc.reasons[f.Text()];
@@ -228,7 +228,7 @@ class Allocator {
           auto reasons = Explain(*t, allowed);
           int failing = 0;
           for (const auto& [r, n] : reasons) failing += n;
-          if (failing >= static_cast<int>(st_.SchedulableNodes().size())) last_reasons_ = std::move(reasons);
+          if (failing >= static_cast<int>(st_.CandidateNodes().size())) last_reasons_ = std::move(reasons);
         }
         unplaced.push_back(t);
         continue;
@@ -499,7 +499,7 @@ class Allocator {
       *error = "no HyperNode with tier <= " + std::to_string(max_tier) + " can hold the gang";
       return tasks;
     }
-    return PlaceLeafGreedy(job, q, tasks, st_.SchedulableNodes(), stmt);
+    return PlaceLeafGreedy(job, q, tasks, st_.CandidateNodes(), stmt);
   }
 
   // "; short by ..." for a gang that failed: what its missing minimum needs against what the whole cluster has

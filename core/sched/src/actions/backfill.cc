@@ -33,7 +33,7 @@ class Backfill final : public Action {
       for (const TaskInfo* t : tasks) {
         const NodeInfo* best = nullptr;
         double best_score = 0;
-        for (int slot : st.SchedulableNodes()) {
+        for (int slot : st.CandidateNodes()) {
           const NodeInfo& n = st.NodeAt(slot);
           if (!t->request.FitsIn(n.Idle())) continue;
           if (!ssn.StaticFit(*t, n).ok() || !ssn.DynamicFit(*t, n).ok()) continue;

@@ -314,7 +314,7 @@ class VictimPlanner {
     // Nodes where something is idle or being released, for step 1 (kept as a short list: most of a busy
     // cluster has none); nodes this job evicts on are appended.
     std::vector<const NodeInfo*> free_nodes;
-    for (int slot : st_.SchedulableNodes()) {
+    for (int slot : st_.CandidateNodes()) {
       const NodeInfo& n = st_.NodeAt(slot);
       if (tasks[0]->request.FitsIn(n.FutureIdle()) || smallest_.FitsIn(n.FutureIdle())) free_nodes.push_back(&n);
     }
@@ -341,7 +341,7 @@ class VictimPlanner {
       if (target.empty()) {
         for (NodeVictims& nv : nodes) {
           const NodeInfo* n = nv.node;
-          if (!n->ready || n->unschedulable || !t->request.FitsIn(n->FutureIdle() + nv.freeable)) continue;
+          if (!n->ready || !t->request.FitsIn(n->FutureIdle() + nv.freeable)) continue;
           if (!ssn_.StaticFit(*t, *n).ok()) continue;
           if (!nv.sorted) {
             std::stable_sort(nv.victims.begin(), nv.victims.end(),

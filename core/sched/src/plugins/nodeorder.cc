@@ -113,7 +113,7 @@ class NodeOrderPlugin final : public Plugin {
     if (t.shape != 0)
       if (auto it = max_by_shape_.find(t.shape); it != max_by_shape_.end()) return it->second;
     int64_t max = 0;
-    for (int slot : st.SchedulableNodes()) max = std::max(max, IntolerablePreferNoSchedule(t, st.NodeAt(slot)));
+    for (int slot : st.CandidateNodes()) max = std::max(max, IntolerablePreferNoSchedule(t, st.NodeAt(slot)));
     if (t.shape != 0) max_by_shape_[t.shape] = max;
     return max;
   }

@@ -57,6 +57,15 @@ const Taint* UntoleratedTaint(const TaskInfo& t, const NodeInfo& n) {
   return nullptr;
 }
 
+// kube-scheduler's NodeUnschedulable: a cordoned node (spec.unschedulable) takes the pods that tolerate the
+// taint the node lifecycle controller mirrors the cordon as, whether or not that taint is there yet.
+bool ToleratesCordon(const TaskInfo& t) {
+  static const Taint kCordon{"node.kubernetes.io/unschedulable", "", TaintEffect::kNoSchedule};
+  for (const auto& tol : t.tolerations)
+    if (tol.Tolerates(kCordon)) return true;
+  return false;
+}
+
 // kube-scheduler's node inclusion for spreading: a node counts for constraint `c` of pod `t` when it carries
 // every constraint's key and, as the constraint's policies say, passes the pod's node selector and required
 // affinity (Honor by default) and has no NoSchedule/NoExecute taint the pod does not tolerate (Ignore by
@@ -98,7 +107,7 @@ class PredicatesPlugin final : public Plugin {
 
   Fit StaticPredicate(const Session&, const TaskInfo& t, const NodeInfo& n) const override {
     if (!n.ready) return Fit::No("node(s) were not ready");
-    if (n.unschedulable) return Fit::No("node(s) were unschedulable");
+    if (n.unschedulable && !ToleratesCordon(t)) return Fit::No("node(s) were unschedulable");
     if (pod_affinity_) {
       for (const auto& term : t.pod_affinity)
         if (const char* r = InvalidTermReason(term, false)) return Fit::No(r);

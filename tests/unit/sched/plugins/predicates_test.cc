@@ -42,6 +42,14 @@ TEST(Predicates, StaticReasons) {
   cordoned.unschedulable = true;
   t.required_affinity.clear();
   EXPECT_EQ(s.StaticPredicate(t, cordoned), "node(s) were unschedulable");
+  // The cordon is tolerated as the taint kube-scheduler's NodeUnschedulable compares with: a NoExecute-only
+  // toleration does not cover it, an empty effect or an empty key with Exists does.
+  t.tolerations = {{"node.kubernetes.io/unschedulable", true, "", TaintEffect::kNoExecute}};
+  EXPECT_EQ(s.StaticPredicate(t, cordoned), "node(s) were unschedulable");
+  t.tolerations = {{"node.kubernetes.io/unschedulable", true, "", std::nullopt}};
+  EXPECT_EQ(s.StaticPredicate(t, cordoned), "");
+  t.tolerations = {{"", true, "", std::nullopt}};
+  EXPECT_EQ(s.StaticPredicate(t, cordoned), "");
 }
 
 TEST(Predicates, HostnameAntiAffinityBothDirections) {

@@ -111,8 +111,12 @@ class ClusterState {
   }
 
   const HyperNodeView& Topology() const;
-  // Slots of nodes that are ready and not cordoned, sorted by name: the deterministic candidate order.
+  // Slots of nodes that are ready and not cordoned, sorted by name: what capacity sums run over.
   const std::vector<int>& SchedulableNodes() const;
+  // Slots of ready nodes, cordoned ones included, sorted by name: the deterministic candidate order for
+  // placement. A cordoned node passes the predicates only for a pod that tolerates the cordon
+  // (node.kubernetes.io/unschedulable:NoSchedule), as kube-scheduler's NodeUnschedulable filter decides.
+  const std::vector<int>& CandidateNodes() const;
   const NodeInfo& NodeAt(int slot) const { return nodes_[static_cast<size_t>(slot)]; }
   // Totals over schedulable (ready, schedulable) nodes.
   Resource TotalAllocatable() const;
@@ -250,7 +254,7 @@ class ClusterState {
   uint64_t topology_version_ = 1;
   mutable uint64_t cached_topology_version_ = 0, cached_order_version_ = 0;
   mutable HyperNodeView topology_cache_;
-  mutable std::vector<int> schedulable_cache_;
+  mutable std::vector<int> schedulable_cache_, candidate_cache_;
   mutable Resource total_allocatable_cache_;
   void RebuildOrder() const;
   std::map<std::string, int32_t> priority_classes_;
