@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "tephra/api/core_v1.h"
+
 namespace tephra::scheduler {
 
 BindResult ClassifyBind(const core::Status& s) {
@@ -95,8 +97,24 @@ void Binder::Worker() {
       ++in_flight_;
     }
     BindOutcome o;
-    o.status = client_->Bind(d.ns, d.name, d.task_uid, d.node);
-    o.result = ClassifyBind(o.status);
+    // Kubernetes' volume binder does this in PreBind: the claim learns its node first, so a failure here
+    // fails the bind (the gang is rolled back and retried) instead of binding a pod whose volume never comes.
+    bool claims_named = true;
+    for (const auto& claim : d.select_node_claims) {
+      auto patched = client_->Patch(api::PersistentVolumeClaim::Resource(), d.ns, claim, kube::PatchType::kMerge,
+                                    {{"metadata", {{"annotations", {{"volume.kubernetes.io/selected-node", d.node}}}}}});
+      if (!patched.ok()) {
+        o.status = patched.status().Annotate("naming node " + d.node + " on claim " + d.ns + "/" + claim);
+        claims_named = false;
+        break;
+      }
+    }
+    if (claims_named) {
+      o.status = client_->Bind(d.ns, d.name, d.task_uid, d.node);
+      o.result = ClassifyBind(o.status);
+    } else {
+      o.result = BindResult::kFailed;  // never "already assigned": the pod was not bound at all
+    }
     o.decision = std::move(d);
     if (on_done_) on_done_(o);
     {

@@ -228,6 +228,9 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
     for (const auto& p : c.ports)
       if (p.host_port > 0)
         t.host_ports.push_back({p.host_ip.empty() ? "0.0.0.0" : p.host_ip, p.protocol.empty() ? "TCP" : p.protocol, p.host_port});
+  for (const auto& v : pod.spec.volumes)
+    if (v.persistent_volume_claim && !v.persistent_volume_claim->claim_name.empty())
+      t.claims.push_back(v.persistent_volume_claim->claim_name);
   t.priority = pod.spec.priority.value_or(0);
   t.priority_class_name = pod.spec.priority_class_name;  // conformance never evicts system-*-critical pods
   t.status = PodStatusOf(pod);
@@ -444,6 +447,25 @@ sched::WallTime ParseTime(const std::string& s) {
   core::Clock::WallTime t{};
   if (s.empty() || !core::ParseRfc3339(s, &t)) return sched::WallTime{};
   return t;
+}
+
+sched::ClaimInfo ToClaimInfo(const api::PersistentVolumeClaim& pvc) {
+  sched::ClaimInfo c;
+  c.volume = pvc.spec.volume_name;
+  c.storage_class = pvc.spec.storage_class_name.value_or("");
+  c.deleting = !pvc.metadata.deletion_timestamp.empty();
+  return c;
+}
+
+sched::VolumeInfo ToVolumeInfo(const api::PersistentVolume& pv) {
+  sched::VolumeInfo v;
+  if (pv.spec.node_affinity && pv.spec.node_affinity->required)
+    for (const auto& term : pv.spec.node_affinity->required->node_selector_terms) v.node_affinity.push_back(term);
+  return v;
+}
+
+sched::StorageClassInfo ToStorageClassInfo(const api::StorageClass& sc) {
+  return {sc.volume_binding_mode == "WaitForFirstConsumer", sc.provisioner == "kubernetes.io/no-provisioner"};
 }
 
 }  // namespace tephra::scheduler

@@ -58,8 +58,17 @@ void CompactPod(json* j) {
     }
   }
   if (auto s = j->find("spec"); s != j->end() && s->is_object()) {
-    for (const char* k : {"volumes", "securityContext", "imagePullSecrets", "hostAliases", "readinessGates", "dnsConfig"})
+    for (const char* k : {"securityContext", "imagePullSecrets", "hostAliases", "readinessGates", "dnsConfig"})
       s->erase(k);
+    // Only claims matter (volume predicates); configMap, secret and the other sources go.
+    if (auto vs = s->find("volumes"); vs != s->end() && vs->is_array()) {
+      json claims = json::array();
+      for (auto& v : *vs)
+        if (v.is_object() && v.contains("persistentVolumeClaim"))
+          claims.push_back({{"name", v.value("name", "")}, {"persistentVolumeClaim", v["persistentVolumeClaim"]}});
+      if (claims.empty()) s->erase(vs);
+      else *vs = std::move(claims);
+    }
     for (const char* list : {"containers", "initContainers"}) {
       auto cs = s->find(list);
       if (cs == s->end() || !cs->is_array()) continue;
@@ -360,6 +369,9 @@ class SchedulerProcess::Impl {
   std::shared_ptr<kube::Informer<api::Queue>> queues_;
   std::shared_ptr<kube::Informer<api::PriorityClass>> pcs_;
   std::shared_ptr<kube::Informer<api::HyperNode>> hypernodes_;
+  std::shared_ptr<kube::Informer<api::PersistentVolumeClaim>> claims_;
+  std::shared_ptr<kube::Informer<api::PersistentVolume>> volumes_;
+  std::shared_ptr<kube::Informer<api::StorageClass>> storage_classes_;
   std::unique_ptr<StatusWriter> writer_;
   std::unique_ptr<Evictor> evictor_;
   std::unique_ptr<Binder> binder_;
@@ -383,6 +395,9 @@ core::Status SchedulerProcess::Impl::Start() {
   pgs_ = f.For<api::PodGroup>();  // kept whole: status writes PUT it back
   queues_ = f.For<api::Queue>();
   pcs_ = f.For<api::PriorityClass>();
+  claims_ = f.For<api::PersistentVolumeClaim>(&slim);
+  volumes_ = f.For<api::PersistentVolume>(&slim);
+  storage_classes_ = f.For<api::StorageClass>(&slim);
   if (deps_.client->Raw("GET", "/apis/topology.volcano.sh/v1alpha1", nullptr).ok()) {
     hypernodes_ = f.For<api::HyperNode>();
   } else {
@@ -442,14 +457,16 @@ core::Status SchedulerProcess::Impl::Start() {
   next_status_resync_ = std::chrono::steady_clock::now() + o_.status_resync_period;
   loop_ = std::thread([this] { Loop(); });
   for (auto* inf : std::initializer_list<kube::InformerBase*>{pods_.get(), nodes_.get(), pgs_.get(), queues_.get(),
-                                                              pcs_.get(), hypernodes_.get()})
+                                                              pcs_.get(), hypernodes_.get(), claims_.get(),
+                                                              volumes_.get(), storage_classes_.get()})
     if (inf) inf->Start();
   return core::Status::OK();
 }
 
 bool SchedulerProcess::Impl::WaitForSync(std::chrono::steady_clock::time_point deadline) const {
   bool ok = pods_->WaitForSync(deadline) && nodes_->WaitForSync(deadline) && pgs_->WaitForSync(deadline) &&
-            queues_->WaitForSync(deadline) && pcs_->WaitForSync(deadline) &&
+            queues_->WaitForSync(deadline) && pcs_->WaitForSync(deadline) && claims_->WaitForSync(deadline) &&
+            volumes_->WaitForSync(deadline) && storage_classes_->WaitForSync(deadline) &&
             (!hypernodes_ || hypernodes_->WaitForSync(deadline));
   return ok;
 }
@@ -574,6 +591,45 @@ void SchedulerProcess::Impl::RegisterHandlers() {
       .on_add = [=](const auto& pc) { set_pc(pc->metadata.name, pc->value); },
       .on_update = [=](const auto&, const auto& pc) { set_pc(pc->metadata.name, pc->value); },
       .on_delete = [=](const auto& pc) { set_pc(pc->metadata.name, 0); },
+  });
+  // Volumes: a claim binding, a volume appearing or a class changing can make a waiting pod placeable.
+  claims_->AddEventHandler({
+      .on_add = [this](const auto& c) {
+        PushWatch(true, [this, key = c->metadata.namespace_ + "/" + c->metadata.name, ci = ToClaimInfo(*c)] {
+          core_->state().UpsertClaim(key, ci);
+        });
+      },
+      .on_update = [this](const auto&, const auto& c) {
+        PushWatch(true, [this, key = c->metadata.namespace_ + "/" + c->metadata.name, ci = ToClaimInfo(*c)] {
+          core_->state().UpsertClaim(key, ci);
+        });
+      },
+      .on_delete = [this](const auto& c) {
+        PushWatch(false, [this, key = c->metadata.namespace_ + "/" + c->metadata.name] { core_->state().RemoveClaim(key); });
+      },
+  });
+  volumes_->AddEventHandler({
+      .on_add = [this](const auto& v) {
+        PushWatch(true, [this, name = v->metadata.name, vi = ToVolumeInfo(*v)] { core_->state().UpsertVolume(name, vi); });
+      },
+      .on_update = [this](const auto&, const auto& v) {
+        PushWatch(true, [this, name = v->metadata.name, vi = ToVolumeInfo(*v)] { core_->state().UpsertVolume(name, vi); });
+      },
+      .on_delete = [this](const auto& v) {
+        PushWatch(false, [this, name = v->metadata.name] { core_->state().RemoveVolume(name); });
+      },
+  });
+  auto set_class = [this](const api::StorageClass& sc) {
+    PushWatch(true, [this, name = sc.metadata.name, si = ToStorageClassInfo(sc)] {
+      core_->state().UpsertStorageClass(name, si);
+    });
+  };
+  storage_classes_->AddEventHandler({
+      .on_add = [=](const auto& sc) { set_class(*sc); },
+      .on_update = [=](const auto&, const auto& sc) { set_class(*sc); },
+      .on_delete = [this](const auto& sc) {
+        PushWatch(false, [this, name = sc->metadata.name] { core_->state().RemoveStorageClass(name); });
+      },
   });
   if (hypernodes_) {
     auto hn_delta = [this](const api::HyperNode& h) {
@@ -838,7 +894,8 @@ void SchedulerProcess::Impl::Stop() {
   if (evictor_) evictor_->Stop();
   if (writer_) writer_->Stop();
   for (auto* inf : std::initializer_list<kube::InformerBase*>{pods_.get(), nodes_.get(), pgs_.get(), queues_.get(),
-                                                              pcs_.get(), hypernodes_.get()})
+                                                              pcs_.get(), hypernodes_.get(), claims_.get(),
+                                                              volumes_.get(), storage_classes_.get()})
     if (inf) inf->Stop();
   // Whoever still waits in WithState gets its function run here (the owner being gone).
   std::deque<Delta> rest;

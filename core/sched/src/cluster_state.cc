@@ -141,6 +141,11 @@ uint32_t ClusterState::InternShape(const TaskInfo& t) {
   for (const auto& p : t.host_ports) {
     key += '|'; key += p.ip; key += '/'; key += p.protocol; key += '/'; key += std::to_string(p.port);
   }
+  // Claims decide where a pod may go (a bound volume's node affinity); the namespace is in the key already.
+  if (!t.claims.empty()) {
+    key += "|v";
+    for (const auto& c : t.claims) { key += '/'; key += c; }
+  }
   auto [it, inserted] = shapes_.emplace(std::move(key), static_cast<uint32_t>(shapes_.size() + 1));
   return it->second;
 }
@@ -534,6 +539,66 @@ const JobInfo* ClusterState::FindJob(const std::string& key) const {
   auto it = jobs_.find(key);
   return it == jobs_.end() ? nullptr : &it->second;
 }
+void ClusterState::VolumesChanged() {
+  ++generation_;
+  ++topology_version_;  // static predicate answers are cached per topology version
+  BumpCapacity();       // and waiting jobs are retried when capacity may have opened
+}
+
+void ClusterState::UpsertClaim(const std::string& key, const ClaimInfo& claim) {
+  auto [it, inserted] = claims_.try_emplace(key, claim);
+  if (!inserted) {
+    if (it->second == claim) return;  // status-only updates
+    it->second = claim;
+  }
+  VolumesChanged();
+}
+
+void ClusterState::RemoveClaim(const std::string& key) {
+  if (claims_.erase(key)) VolumesChanged();
+}
+
+void ClusterState::UpsertVolume(const std::string& name, const VolumeInfo& volume) {
+  auto [it, inserted] = volumes_.try_emplace(name, volume);
+  if (!inserted) {
+    if (it->second == volume) return;
+    it->second = volume;
+  }
+  VolumesChanged();
+}
+
+void ClusterState::RemoveVolume(const std::string& name) {
+  if (volumes_.erase(name)) VolumesChanged();
+}
+
+void ClusterState::UpsertStorageClass(const std::string& name, const StorageClassInfo& sc) {
+  auto [it, inserted] = classes_.try_emplace(name, sc);
+  if (!inserted) {
+    if (it->second == sc) return;
+    it->second = sc;
+  }
+  VolumesChanged();
+}
+
+void ClusterState::RemoveStorageClass(const std::string& name) {
+  if (classes_.erase(name)) VolumesChanged();
+}
+
+const StorageClassInfo* ClusterState::FindStorageClass(const std::string& name) const {
+  auto it = classes_.find(name);
+  return it == classes_.end() ? nullptr : &it->second;
+}
+
+const ClaimInfo* ClusterState::FindClaim(const std::string& key) const {
+  auto it = claims_.find(key);
+  return it == claims_.end() ? nullptr : &it->second;
+}
+
+const VolumeInfo* ClusterState::FindVolume(const std::string& name) const {
+  auto it = volumes_.find(name);
+  return it == volumes_.end() ? nullptr : &it->second;
+}
+
 const QueueInfo* ClusterState::FindQueue(const std::string& name) const {
   auto it = queues_.find(name);
   return it == queues_.end() ? nullptr : &it->second;

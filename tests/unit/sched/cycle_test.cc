@@ -599,6 +599,37 @@ TEST(Cycle, CordonedNodeTakesOnlyPodsThatTolerateTheCordon) {
   EXPECT_EQ(node_of("ns/all"), "a-cordoned");
 }
 
+// A pod whose claim is bound to a node-local volume goes to that node; a pod whose claim waits for its
+// first consumer is placed, and its bind names the claim so the binder can tell the provisioner where.
+TEST(Cycle, ClaimsSteerThePodAndWaitingClaimsTravelWithTheBind) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 8000, 32 * kGi, 0, {{"kubernetes.io/hostname", "n0"}});
+  c.Node("n1", 8000, 32 * kGi, 0, {{"kubernetes.io/hostname", "n1"}});
+  VolumeInfo local;
+  local.node_affinity = {{{{"kubernetes.io/hostname", SelectorOp::kIn, {"n1"}}}, {}}};
+  c.st().UpsertVolume("pv-n1", local);
+  c.st().UpsertClaim("ns/local", {"pv-n1", "", false});
+  c.st().UpsertClaim("ns/fresh", {"", "fast", false});
+  c.st().UpsertStorageClass("fast", {true, false});
+  JobInfo a = c.Job("a", 1), b = c.Job("b", 1);
+  c.AddJob(a);
+  c.AddJob(b);
+  TaskInfo ta = c.Pod(a, 0, Resource::Cpu(1000));
+  ta.claims = {"local"};
+  c.st().UpsertPod(ta);
+  TaskInfo tb = c.Pod(b, 0, Resource::Cpu(1000));
+  tb.claims = {"local", "fresh"};
+  c.st().UpsertPod(tb);
+  CycleResult r = c.Run();
+  ASSERT_EQ(r.binds.size(), 2u);
+  for (const auto& bind : r.binds) {
+    EXPECT_EQ(bind.node, "n1") << bind.name;
+    EXPECT_EQ(bind.select_node_claims, bind.job == "ns/b" ? std::vector<std::string>{"fresh"} : std::vector<std::string>{})
+        << bind.name;
+  }
+}
+
 // Volcano's backfill puts a best-effort pod on the best-scored feasible node, not the first by name: with
 // nodeorder's least-requested score the idle node wins over a busy one that sorts first.
 TEST(Cycle, BackfillChoosesTheBestScoredNode) {

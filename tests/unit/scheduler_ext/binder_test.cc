@@ -100,6 +100,42 @@ TEST(BinderTest, BindsAndTreatsAlreadyAssignedAsBound) {
   EXPECT_EQ((*pod)["spec"]["nodeName"], "n1");
 }
 
+// Kubernetes' PreBind for WaitForFirstConsumer claims: the claim learns its node before the pod is bound; a
+// claim that cannot be written fails the bind, and the pod is not bound.
+TEST(BinderTest, NamesTheNodeOnWaitingClaimsBeforeBinding) {
+  auto fc = std::make_shared<FakeClient>();
+  fc->Seed(api::PersistentVolumeClaim::Resource(),
+           {{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"}, {"metadata", {{"name", "data"}, {"namespace", "ns"}}},
+            {"spec", {{"storageClassName", "fast"}}}});
+  std::vector<std::string> uids;
+  for (const char* name : {"p0", "p1"}) {
+    json stored = fc->Seed(api::Pod::Resource(), {{"apiVersion", "v1"}, {"kind", "Pod"},
+                                                  {"metadata", {{"name", name}, {"namespace", "ns"}}},
+                                                  {"spec", {{"containers", json::array()}}}});
+    uids.push_back(stored["metadata"]["uid"].get<std::string>());
+  }
+  std::vector<BindOutcome> outcomes;
+  std::mutex mu;
+  Binder b(fc, 1, [&](const BindOutcome& o) {
+    std::lock_guard l(mu);
+    outcomes.push_back(o);
+  });
+  b.Submit({{uids[0], "ns", "p0", "n1", "ns/pg", {"data"}}});
+  ASSERT_TRUE(b.WaitIdle(Deadline()));
+  b.Submit({{uids[1], "ns", "p1", "n2", "ns/pg2", {"missing"}}});
+  ASSERT_TRUE(b.WaitIdle(Deadline()));
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes[0].result, BindResult::kBound);
+  auto pvc = fc->Get(api::PersistentVolumeClaim::Resource(), "ns", "data");
+  ASSERT_TRUE(pvc.ok());
+  EXPECT_EQ((*pvc)["metadata"]["annotations"]["volume.kubernetes.io/selected-node"], "n1");
+  EXPECT_EQ((*fc->Get(api::Pod::Resource(), "ns", "p0"))["spec"]["nodeName"], "n1");
+  EXPECT_EQ(outcomes[1].result, BindResult::kFailed);
+  EXPECT_NE(outcomes[1].status.ToString().find("naming node n2 on claim ns/missing"), std::string::npos)
+      << outcomes[1].status.ToString();
+  EXPECT_FALSE((*fc->Get(api::Pod::Resource(), "ns", "p1"))["spec"].contains("nodeName"));
+}
+
 TEST(BinderTest, FailureRollsBackTheGangAndDropsItsQueuedBinds) {
   Fixture f(3);
   const std::string first = f.binds[0].name;

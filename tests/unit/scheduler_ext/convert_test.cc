@@ -86,6 +86,32 @@ TEST(ConvertTest, HostPortsFromAppContainersWithDefaults) {
   EXPECT_EQ(t.host_ports[1], (sched::HostPort{"10.0.0.1", "UDP", 5353}));
 }
 
+TEST(ConvertTest, ClaimsVolumesAndClassesForTheVolumePredicates) {
+  auto pod = Decode<api::Pod>(R"({
+    "metadata": {"name": "p", "namespace": "ns", "uid": "u5"},
+    "spec": {"schedulerName": "volcano", "containers": [{"name": "a"}],
+             "volumes": [{"name": "cfg", "configMap": {"name": "c"}},
+                         {"name": "data", "persistentVolumeClaim": {"claimName": "data-0"}},
+                         {"name": "ckpt", "persistentVolumeClaim": {"claimName": "ckpt", "readOnly": true}}]}})");
+  sched::ResourceRegistry reg;
+  EXPECT_EQ(ToTaskInfo(pod, &reg, kNames).claims, (std::vector<std::string>{"data-0", "ckpt"}));
+
+  auto pvc = Decode<api::PersistentVolumeClaim>(R"({
+    "metadata": {"name": "data-0", "namespace": "ns", "deletionTimestamp": "2026-01-01T00:00:00Z"},
+    "spec": {"volumeName": "pv-1", "storageClassName": "local"}, "status": {"phase": "Bound"}})");
+  EXPECT_EQ(ToClaimInfo(pvc), (sched::ClaimInfo{"pv-1", "local", true}));
+  auto pv = Decode<api::PersistentVolume>(R"({
+    "metadata": {"name": "pv-1"},
+    "spec": {"capacity": {"storage": "1Ti"}, "local": {"path": "/mnt/nvme"},
+             "nodeAffinity": {"required": {"nodeSelectorTerms": [
+               {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1", "n2"]}]}]}}}})");
+  sched::VolumeInfo v = ToVolumeInfo(pv);
+  ASSERT_EQ(v.node_affinity.size(), 1u);
+  EXPECT_TRUE(v.node_affinity[0].Matches({{"kubernetes.io/hostname", "n2"}}, "n2"));
+  EXPECT_FALSE(v.node_affinity[0].Matches({{"kubernetes.io/hostname", "n3"}}, "n3"));
+  EXPECT_TRUE(ToVolumeInfo(Decode<api::PersistentVolume>(R"({"metadata": {"name": "nfs"}, "spec": {}})")).node_affinity.empty());
+}
+
 TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
   auto pod = Decode<api::Pod>(R"({
     "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1",

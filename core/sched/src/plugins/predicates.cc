@@ -101,11 +101,12 @@ class PredicatesPlugin final : public Plugin {
         taints_(args.Bool("predicate.TaintTolerationEnable", true)),
         pod_affinity_(args.Bool("predicate.PodAffinityEnable", true)),
         node_ports_(args.Bool("predicate.NodePortsEnable", true)),
-        spread_(args.Bool("predicate.PodTopologySpreadEnable", true)) {}
+        spread_(args.Bool("predicate.PodTopologySpreadEnable", true)),
+        volumes_(args.Bool("predicate.VolumeBindingEnable", true)) {}
   std::string Name() const override { return "predicates"; }
   uint32_t Hooks() const override { return kHookPredicate; }
 
-  Fit StaticPredicate(const Session&, const TaskInfo& t, const NodeInfo& n) const override {
+  Fit StaticPredicate(const Session& ssn, const TaskInfo& t, const NodeInfo& n) const override {
     if (!n.ready) return Fit::No("node(s) were not ready");
     if (n.unschedulable && !ToleratesCordon(t)) return Fit::No("node(s) were unschedulable");
     if (pod_affinity_) {
@@ -123,6 +124,7 @@ class PredicatesPlugin final : public Plugin {
     if (taints_)
       if (const Taint* taint = UntoleratedTaint(t, n))
         return Fit::No("node(s) had untolerated taint", taint->key, taint->value);
+    if (volumes_ && !t.claims.empty()) return VolumeFit(ssn.state(), t, n);
     return Fit::Yes();
   }
 
@@ -172,6 +174,37 @@ class PredicatesPlugin final : public Plugin {
   }
 
  private:
+  // kube-scheduler's VolumeBinding for claims that exist: each claim must be there and not being deleted; an
+  // unbound claim of a class that binds at once (Immediate, or no class) waits for the volume controller,
+  // so no node fits yet; a bound claim's volume must be usable from the node (its required node affinity).
+  // An unbound claim of a WaitForFirstConsumer class passes when the class provisions volumes: the binder
+  // names the chosen node on the claim (volume.kubernetes.io/selected-node) before it binds the pod, and the
+  // provisioner creates the volume there. Choosing among pre-created volumes of such a class
+  // (kubernetes.io/no-provisioner) is not done yet, and says so (docs/scheduler.md).
+  static Fit VolumeFit(const ClusterState& st, const TaskInfo& t, const NodeInfo& n) {
+    for (const auto& name : t.claims) {
+      const ClaimInfo* c = st.FindClaim(t.ns + "/" + name);
+      if (!c) return Fit::No("persistentvolumeclaim not found", "claim", name);
+      if (c->deleting) return Fit::No("persistentvolumeclaim is being deleted", "claim", name);
+      if (c->volume.empty()) {
+        const StorageClassInfo* sc = st.FindStorageClass(c->storage_class);
+        if (!sc || !sc->wait_for_first_consumer) return Fit::No("pod has unbound immediate PersistentVolumeClaims");
+        if (sc->static_only)
+          return Fit::No("claim waits for a pre-created volume (WaitForFirstConsumer, kubernetes.io/no-provisioner), "
+                         "which this scheduler does not bind yet", "claim", name);
+        continue;  // provisioned on the node the binder names
+      }
+      const VolumeInfo* v = st.FindVolume(c->volume);
+      if (!v) return Fit::No("bound persistentvolume not found", "volume", c->volume);
+      if (v->node_affinity.empty()) continue;
+      bool any = false;
+      for (const auto& term : v->node_affinity)
+        if (term.Matches(n.labels, n.name)) { any = true; break; }
+      if (!any) return Fit::No("node(s) had volume node affinity conflict");
+    }
+    return Fit::Yes();
+  }
+
   // NodePorts: every host port the pod wants must not conflict with one held by a task that occupies the
   // node or is pipelined onto it (kube-scheduler's NodeInfo holds terminating pods and their ports too).
   static bool PortsFree(const Session& ssn, const TaskInfo& t, const NodeInfo& n) {
@@ -361,7 +394,7 @@ class PredicatesPlugin final : public Plugin {
     return *hit;
   }
 
-  bool node_affinity_, taints_, pod_affinity_, node_ports_, spread_;
+  bool node_affinity_, taints_, pod_affinity_, node_ports_, spread_, volumes_;
   // Single-threaded like ClusterState: the scheduler runs one cycle at a time. A few questions at once: the
   // allocate loop alternates between a group's representative and the task being placed.
   mutable std::array<Domains, 8> memo_;

@@ -65,4 +65,9 @@ std::string Rfc3339(sched::WallTime t);
 // Parses creationTimestamp; epoch on error.
 sched::WallTime ParseTime(const std::string& rfc3339);
 
+// Volumes as the volume predicates read them.
+sched::ClaimInfo ToClaimInfo(const api::PersistentVolumeClaim& pvc);
+sched::VolumeInfo ToVolumeInfo(const api::PersistentVolume& pv);
+sched::StorageClassInfo ToStorageClassInfo(const api::StorageClass& sc);
+
 }  // namespace tephra::scheduler

@@ -248,6 +248,64 @@ TEST(Predicates, TopologySpreadCountsEligibleDomainsOnly) {
 
 // kube-scheduler's NodePorts: same hostPort and protocol with overlapping hostIP (0.0.0.0 overlaps every
 // address) conflicts with a pod on the node, or one pipelined onto it in this cycle.
+// kube-scheduler's VolumeBinding for pods with claims: a claim that is missing or being deleted, or unbound
+// in a class that binds at once, fits no node; a bound claim fits the nodes its volume's node affinity
+// allows; an unbound WaitForFirstConsumer claim fits everywhere (the volume follows the pod).
+TEST(Predicates, VolumeBindingLikeKubeScheduler) {
+  Harness h;
+  h.Add(PluginOption::Named("predicates"));
+  h.AddNode("a", Resource::Cpu(1000), {{"kubernetes.io/hostname", "a"}});
+  h.AddNode("b", Resource::Cpu(1000), {{"kubernetes.io/hostname", "b"}});
+  VolumeInfo local;
+  local.node_affinity = {{{{"kubernetes.io/hostname", SelectorOp::kIn, {"a"}}}, {}}};
+  h.st.UpsertVolume("pv-local", local);
+  h.st.UpsertVolume("pv-nfs", VolumeInfo{});
+  h.st.UpsertClaim("ns/data", {"pv-local", "local", false});
+  h.st.UpsertClaim("ns/shared", {"pv-nfs", "", false});
+  h.st.UpsertClaim("ns/pending", {"", "", false});
+  h.st.UpsertClaim("ns/later", {"", "wffc", false});
+  h.st.UpsertClaim("ns/going", {"pv-nfs", "", true});
+  h.st.UpsertClaim("ns/orphan", {"pv-gone", "", false});
+  h.st.UpsertClaim("ns/local-later", {"", "local-wffc", false});
+  h.st.UpsertStorageClass("wffc", {true, false});
+  h.st.UpsertStorageClass("local-wffc", {true, true});
+  Session& s = h.Open();
+  auto fit = [&](std::vector<std::string> claims, const std::string& node) {
+    TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
+    t.claims = std::move(claims);
+    return s.StaticPredicate(t, h.N(node));
+  };
+  EXPECT_EQ(fit({"data"}, "a"), "");
+  EXPECT_EQ(fit({"data"}, "b"), "node(s) had volume node affinity conflict");
+  EXPECT_EQ(fit({"shared", "data"}, "b"), "node(s) had volume node affinity conflict");
+  EXPECT_EQ(fit({"shared"}, "b"), "");
+  EXPECT_EQ(fit({"pending"}, "a"), "pod has unbound immediate PersistentVolumeClaims");
+  EXPECT_EQ(fit({"later"}, "b"), "");
+  EXPECT_EQ(fit({"local-later"}, "b"),
+            "claim waits for a pre-created volume (WaitForFirstConsumer, kubernetes.io/no-provisioner), which this "
+            "scheduler does not bind yet {claim: local-later}");
+  EXPECT_EQ(fit({"nothere"}, "a"), "persistentvolumeclaim not found {claim: nothere}");
+  EXPECT_EQ(fit({"going"}, "a"), "persistentvolumeclaim is being deleted {claim: going}");
+  EXPECT_EQ(fit({"orphan"}, "a"), "bound persistentvolume not found {volume: pv-gone}");
+  // The volume controller binds the claim: the answer follows, and the class turning Immediate does too.
+  const uint64_t before = h.st.topology_version();
+  h.st.UpsertClaim("ns/pending", {"pv-local", "", false});
+  EXPECT_GT(h.st.topology_version(), before);
+  EXPECT_EQ(fit({"pending"}, "a"), "");
+  h.st.UpsertStorageClass("wffc", {false, false});
+  EXPECT_EQ(fit({"later"}, "b"), "pod has unbound immediate PersistentVolumeClaims");
+  // predicate.VolumeBindingEnable: false turns the check off, as in Volcano.
+  Harness off;
+  PluginOption o = PluginOption::Named("predicates");
+  o.arguments["predicate.VolumeBindingEnable"] = "false";
+  off.Add(o);
+  off.AddNode("a", Resource::Cpu(1000));
+  Session& s2 = off.Open();
+  TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
+  t.claims = {"nothere"};
+  EXPECT_EQ(s2.StaticPredicate(t, off.N("a")), "");
+}
+
 TEST(Predicates, HostPortConflictsWithPodsOnTheNode) {
   constexpr const char* kPorts = "node(s) didn't have free ports for the requested pod ports";
   Harness h;

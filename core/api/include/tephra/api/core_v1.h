@@ -673,6 +673,45 @@ struct PersistentVolumeClaim {
 Status Decode(const json& j, PersistentVolumeClaim* out);
 void Encode(const PersistentVolumeClaim& in, json* j);
 
+// PersistentVolume and StorageClass: what volume predicates read (node affinity of a bound volume, the
+// claim's binding mode); every other field is kept raw.
+struct VolumeNodeAffinity {
+  std::optional<NodeSelector> required;
+  json extra;
+};
+Status Decode(const json& j, VolumeNodeAffinity* out);
+void Encode(const VolumeNodeAffinity& in, json* j);
+
+struct PersistentVolumeSpec {
+  std::optional<VolumeNodeAffinity> node_affinity;
+  std::string storage_class_name;
+  json extra;  // capacity, accessModes, claimRef and the volume source
+};
+Status Decode(const json& j, PersistentVolumeSpec* out);
+void Encode(const PersistentVolumeSpec& in, json* j);
+
+struct PersistentVolume {
+  static const ResourceInfo& Resource();
+  std::string api_version, kind;
+  ObjectMeta metadata;
+  PersistentVolumeSpec spec;
+  json status;
+  json extra;
+};
+Status Decode(const json& j, PersistentVolume* out);
+void Encode(const PersistentVolume& in, json* j);
+
+struct StorageClass {
+  static const ResourceInfo& Resource();
+  std::string api_version, kind;
+  ObjectMeta metadata;
+  std::string provisioner;
+  std::string volume_binding_mode;  // Immediate (default) or WaitForFirstConsumer
+  json extra;
+};
+Status Decode(const json& j, StorageClass* out);
+void Encode(const StorageClass& in, json* j);
+
 // ---------------------------------------------------------------------------------------------------------
 // Event (core/v1).
 

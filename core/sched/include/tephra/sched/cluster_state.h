@@ -76,6 +76,14 @@ class ClusterState {
   void UpsertHyperNode(const HyperNodeInfo& hypernode);
   void RemoveHyperNode(const std::string& name);
   void SetPriorityClass(const std::string& name, int32_t value);  // re-resolves JobInfo::priority
+  // Volumes: what the volume predicates read. A change can make a waiting pod placeable (a claim binds) or
+  // move where it may go, so each one counts as a node spec change.
+  void UpsertClaim(const std::string& key, const ClaimInfo& claim);  // key "<namespace>/<name>"
+  void RemoveClaim(const std::string& key);
+  void UpsertVolume(const std::string& name, const VolumeInfo& volume);
+  void RemoveVolume(const std::string& name);
+  void UpsertStorageClass(const std::string& name, const StorageClassInfo& sc);
+  void RemoveStorageClass(const std::string& name);
 
   // ---- binder feedback ----
   // Binding -> Bound. Unknown uid or other status: ignored (the informer already superseded it).
@@ -95,6 +103,10 @@ class ClusterState {
   const TaskInfo* FindTask(const std::string& uid) const;
   const JobInfo* FindJob(const std::string& key) const;
   const QueueInfo* FindQueue(const std::string& name) const;
+  const ClaimInfo* FindClaim(const std::string& key) const;
+  const VolumeInfo* FindVolume(const std::string& name) const;
+  // nullptr for a class that does not exist (and for "", no class): Immediate binding, as Kubernetes reads it.
+  const StorageClassInfo* FindStorageClass(const std::string& name) const;
   size_t node_count() const { return node_index_.size(); }
   size_t task_count() const { return tasks_.size(); }
   // Deterministic (name-ordered) iteration.
@@ -258,6 +270,10 @@ class ClusterState {
   mutable Resource total_allocatable_cache_;
   void RebuildOrder() const;
   std::map<std::string, int32_t> priority_classes_;
+  std::unordered_map<std::string, ClaimInfo> claims_;
+  std::unordered_map<std::string, VolumeInfo> volumes_;
+  std::unordered_map<std::string, StorageClassInfo> classes_;
+  void VolumesChanged();
   std::map<std::string, std::string> bind_failures_;
   std::vector<std::string> removed_jobs_;  // drained by the Scheduler's status writer
   std::unordered_map<std::string, uint32_t> shapes_;

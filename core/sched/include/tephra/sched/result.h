@@ -16,6 +16,9 @@ namespace tephra::sched {
 struct BindDecision {
   std::string task_uid, ns, name, node;
   std::string job;
+  // Unbound WaitForFirstConsumer claims of the pod: the binder names `node` on each
+  // (volume.kubernetes.io/selected-node) before it binds, so the provisioner creates the volume there.
+  std::vector<std::string> select_node_claims;
 };
 
 struct EvictDecision {

@@ -127,6 +127,25 @@ struct Toleration {
   bool Tolerates(const Taint& t) const;
 };
 
+// A PersistentVolumeClaim as the volume predicates read it (key "<namespace>/<name>").
+struct ClaimInfo {
+  std::string volume;         // spec.volumeName: the PersistentVolume it is bound to; empty = unbound
+  std::string storage_class;  // spec.storageClassName ("" = none)
+  bool deleting = false;      // metadata.deletionTimestamp set
+  bool operator==(const ClaimInfo&) const = default;
+};
+// A StorageClass as the volume predicates read it.
+struct StorageClassInfo {
+  bool wait_for_first_consumer = false;  // volumeBindingMode WaitForFirstConsumer (else Immediate)
+  bool static_only = false;              // provisioner kubernetes.io/no-provisioner: pre-created volumes only
+  bool operator==(const StorageClassInfo&) const = default;
+};
+// A PersistentVolume: the nodes it can be used from (spec.nodeAffinity.required; no terms = every node).
+struct VolumeInfo {
+  std::vector<NodeSelectorTerm> node_affinity;  // ORed
+  bool operator==(const VolumeInfo&) const = default;
+};
+
 struct NodeInfo {
   // ---- set by the caller ----
   std::string name;
@@ -183,6 +202,7 @@ struct TaskInfo {
   // request, or the default where the request is 0. Feasibility never reads these; only scores do.
   int64_t score_cpu = -1, score_memory = -1;
   std::vector<HostPort> host_ports;  // hostPort > 0 only
+  std::vector<std::string> claims;   // PersistentVolumeClaims the pod mounts (names, in its namespace)
   int32_t priority = 0;
   std::string priority_class_name;  // spec.priorityClassName (conformance protects the system-*-critical ones)
   TaskStatus status = TaskStatus::kPending;
