@@ -18,8 +18,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # node-lifecycle controller (not run here: simulated nodes have no kubelet) would lift it, so no pod could land
 # on nodesim nodes. nodesim owns the Ready condition itself.
 # pvc-protection/pv-protection remove the finalizer the (default-on) StorageObjectInUseProtection admission
-# plugin puts on every PVC/PV; without them deleting a PVC hangs forever.
-DEFAULT_KCM_CONTROLLERS=garbagecollector,namespace,serviceaccount,serviceaccount-token,clusterrole-aggregation,root-ca-cert-publisher,replicaset,deployment,statefulset,daemonset,job,podgc,resourcequota,disruption,endpoint,endpointslice,pvc-protection,pv-protection
+# plugin puts on every PVC/PV; without them deleting a PVC hangs forever. persistentvolume-binder binds claims
+# to volumes (the scheduler's volume predicates read the result).
+DEFAULT_KCM_CONTROLLERS=garbagecollector,namespace,serviceaccount,serviceaccount-token,clusterrole-aggregation,root-ca-cert-publisher,replicaset,deployment,statefulset,daemonset,job,podgc,resourcequota,disruption,endpoint,endpointslice,pvc-protection,pv-protection,persistentvolume-binder
 SERVICE_CIDR=10.0.0.0/24
 SERVICE_IP=10.0.0.1   # first address of SERVICE_CIDR: the `kubernetes` Service's ClusterIP, must be in the cert
 
