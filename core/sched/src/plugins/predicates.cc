@@ -230,9 +230,11 @@ class PredicatesPlugin final : public Plugin {
   struct SpreadCounts {
     Counts matching;
     int64_t min = std::numeric_limits<int64_t>::max();
+    bool dirty = false;  // a count moved since `min` was computed (most placements move none: O(domains) saved)
     void RecomputeMin() {
       min = std::numeric_limits<int64_t>::max();
       for (const auto& [v, count] : matching) min = std::min<int64_t>(min, count);
+      dirty = false;
     }
   };
   struct Domains {
@@ -279,7 +281,10 @@ class PredicatesPlugin final : public Plugin {
       const SpreadConstraint& c = t.spread[i];
       if (!c.Matches(e.labels) || !SpreadEligible(t, c, n)) continue;
       auto it = d.spread[i].matching.find(*DomainOf(n, c.topology_key));
-      if (it != d.spread[i].matching.end()) it->second += sign;
+      if (it != d.spread[i].matching.end()) {
+        it->second += sign;
+        d.spread[i].dirty = true;
+      }
     }
   }
   static void ContributeExisting(Domains& d, const TaskInfo& t, const TaskInfo& e, const NodeInfo& n, int sign) {
@@ -367,7 +372,8 @@ class PredicatesPlugin final : public Plugin {
         if (const NodeInfo* n = st.FindNode(last.old_node)) Contribute(*hit, hit->task, e, last.old_status, *n, -1);
       if (Placed(e))
         if (const NodeInfo* n = st.FindNode(e.node)) Contribute(*hit, hit->task, e, e.status, *n, +1);
-      for (auto& sc : hit->spread) sc.RecomputeMin();
+      for (auto& sc : hit->spread)
+        if (sc.dirty) sc.RecomputeMin();
       hit->generation = st.generation();
       hit->used = clock_;
       return *hit;
