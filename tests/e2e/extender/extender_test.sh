@@ -17,20 +17,12 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
 source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}" "${TEPHRA_E2E_DIR:?}"
+# shellcheck source=../lib/kube_scheduler.sh
+source "$HERE/../lib/kube_scheduler.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 WORK=$(mktemp -d)
-KS_PID=
-cleanup() {
-  [ -z "$KS_PID" ] || { kill "$KS_PID" 2>/dev/null || true; wait "$KS_PID" 2>/dev/null || true; }
-  stop_roles
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap 'stop_kube_scheduler; stop_roles; rm -rf "$WORK"' EXIT
 k() { "$KUBECTL" --request-timeout 20s "$@"; }
-if [ -z "${K8S_BIN:-}" ]; then
-  eval "$(bash "$TEPHRA_SOURCE_DIR/tests/e2e/fetch-binaries.sh" 2>/dev/null | grep '^K8S_BIN=')"
-fi
-[ -x "$K8S_BIN/kube-scheduler" ] || fail "kube-scheduler not found in K8S_BIN=$K8S_BIN"
 
 k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
 k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
@@ -90,11 +82,7 @@ extenders:
   enableHTTPS: false
   httpTimeout: 5s
 YAML
-KCFG_SCHED=$TEPHRA_E2E_DIR/kube-scheduler.kubeconfig
-"$K8S_BIN/kube-scheduler" --config "$WORK/kube-scheduler.yaml" \
-  --authentication-kubeconfig "$KCFG_SCHED" --authorization-kubeconfig "$KCFG_SCHED" --authentication-skip-lookup \
-  --bind-address 127.0.0.1 --secure-port 0 --port 0 >"$LOGS/kube-scheduler-extender.log" 2>&1 &
-KS_PID=$!
+start_kube_scheduler "$WORK/kube-scheduler.yaml" "$LOGS/kube-scheduler-extender.log"
 
 # Tephra must see the fill pods before kube-scheduler asks (otherwise sim-0..2 would look empty to it too).
 probe() {  # the extender's own answer for a 2-cpu pod over all nodes

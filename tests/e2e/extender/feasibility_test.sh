@@ -19,21 +19,19 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
 source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}" "${TEPHRA_E2E_DIR:?}"
+# shellcheck source=../lib/kube_scheduler.sh
+source "$HERE/../lib/kube_scheduler.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 WORK=$(mktemp -d)
-KS_PID= REC_PID=
+REC_PID=
 cleanup() {
-  local p
-  for p in $KS_PID $REC_PID; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  stop_kube_scheduler
+  [ -z "$REC_PID" ] || { kill "$REC_PID" 2>/dev/null || true; wait "$REC_PID" 2>/dev/null || true; }
   stop_roles
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 k() { "$KUBECTL" --request-timeout 20s "$@"; }
-if [ -z "${K8S_BIN:-}" ]; then
-  eval "$(bash "$TEPHRA_SOURCE_DIR/tests/e2e/fetch-binaries.sh" 2>/dev/null | grep '^K8S_BIN=')"
-fi
-[ -x "$K8S_BIN/kube-scheduler" ] || fail "kube-scheduler not found in K8S_BIN=$K8S_BIN"
 DATA=$HERE/feasibility
 
 k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
@@ -87,11 +85,7 @@ extenders:
   enableHTTPS: false
   httpTimeout: 5s
 YAML
-KCFG_SCHED=$TEPHRA_E2E_DIR/kube-scheduler.kubeconfig
-"$K8S_BIN/kube-scheduler" --config "$WORK/kube-scheduler.yaml" \
-  --authentication-kubeconfig "$KCFG_SCHED" --authorization-kubeconfig "$KCFG_SCHED" --authentication-skip-lookup \
-  --bind-address 127.0.0.1 --secure-port 0 --port 0 >"$LOGS/kube-scheduler-feasibility.log" 2>&1 &
-KS_PID=$!
+start_kube_scheduler "$WORK/kube-scheduler.yaml" "$LOGS/kube-scheduler-feasibility.log"
 
 k create -f "$DATA/probes.yaml" >/dev/null || fail "the API server refused a probe pod"
 PROBES=$(k get pods -l probe=yes -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' | sort)
