@@ -272,6 +272,12 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
         if (!term.label_selector) continue;
         t.pod_anti_affinity.push_back(ToAffinityTerm(term, pod));
       }
+    // Preferred terms only score (nodeorder's podaffinity.weight); a zero weight adds nothing.
+    for (const auto& [side, anti] : {std::pair{&aff.pod_affinity, false}, std::pair{&aff.pod_anti_affinity, true}})
+      if (*side)
+        for (const auto& pref : (*side)->preferred_during_scheduling_ignored_during_execution)
+          if (pref.weight != 0)
+            t.preferred_pod_terms.push_back({pref.weight, anti, ToAffinityTerm(pref.pod_affinity_term, pod)});
   }
   for (const auto& c : pod.spec.topology_spread_constraints)
     if (c.when_unsatisfiable == api::kDoNotSchedule) t.spread.push_back(ToSpreadConstraint(c, pod));  // the rest score

@@ -234,6 +234,20 @@ core::StatusOr<std::vector<double>> Extender::Prioritize(sched::ClusterState& st
   std::vector<double> raw(args.names.size(), std::nan(""));
   for (size_t i = 0; i < args.names.size(); ++i)
     if (const sched::NodeInfo* n = state.FindNode(args.names[i])) raw[i] = ssn.NodeScore(t, *n);
+  if (ssn.BatchScored(t)) {
+    // Scores normalised over the nodes asked about (kube-scheduler passes the ones its filters kept).
+    std::vector<int> slots;
+    std::vector<size_t> at;
+    std::vector<double> batch;
+    for (size_t i = 0; i < args.names.size(); ++i)
+      if (int slot = state.NodeIndex(args.names[i]); slot >= 0) {
+        slots.push_back(slot);
+        at.push_back(i);
+        batch.push_back(0);
+      }
+    ssn.BatchNodeScore(t, slots, batch);
+    for (size_t k = 0; k < at.size(); ++k) raw[at[k]] += batch[k];
+  }
   ssn.Close();
   return raw;
 }

@@ -271,6 +271,7 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
   if (!t->job.empty()) tasks_by_job_[t->job].insert(t);
   tasks_by_ns_[t->ns].insert(t);
   if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.insert(t);
+  if (!t->preferred_pod_terms.empty()) preferred_pod_term_tasks_.insert(t);
   if (!t->pod_affinity.empty()) ++pod_affinity_pods_;
   if (!t->spread.empty()) ++spread_pods_;
   Account(*t, +1);
@@ -301,6 +302,7 @@ void ClusterState::RemovePod(const std::string& uid) {
     if (nsit->second.empty()) tasks_by_ns_.erase(nsit);
   }
   if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.erase(t);
+  if (!t->preferred_pod_terms.empty()) preferred_pod_term_tasks_.erase(t);
   if (!t->pod_affinity.empty()) --pod_affinity_pods_;
   if (!t->spread.empty()) --spread_pods_;
   tasks_.erase(it);

@@ -304,6 +304,19 @@ bool Session::JobDependentScore(const JobInfo& job) const {
   return false;
 }
 
+bool Session::BatchScored(const TaskInfo& t) const {
+  TEPHRA_HOOKS(kHookNodeOrder);
+  for (const auto& x : list)
+    if (x.plugin->BatchScored(*this, t)) return true;
+  return false;
+}
+
+void Session::BatchNodeScore(const TaskInfo& t, std::span<const int> slots, std::span<double> scores) const {
+  TEPHRA_HOOKS(kHookNodeOrder);
+  for (const auto& x : list)
+    if (x.plugin->BatchScored(*this, t)) x.plugin->BatchNodeScore(*this, t, slots, scores);
+}
+
 double Session::HyperNodeScore(const JobInfo& job, const std::string& hypernode) const {
   TEPHRA_HOOKS(kHookHyperNodeOrder);
   double s = 0;

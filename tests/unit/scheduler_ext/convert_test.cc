@@ -131,10 +131,25 @@ TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
                              {"weight": 0, "preference": {"matchExpressions": [{"key": "x", "operator": "Exists"}]}}]},
                           "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                              {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"},
-                             {"labelSelector": {"matchLabels": {"app": "y"}}, "topologyKey": "topology.kubernetes.io/zone"}]}}},
+                             {"labelSelector": {"matchLabels": {"app": "y"}}, "topologyKey": "topology.kubernetes.io/zone"}],
+                                              "preferredDuringSchedulingIgnoredDuringExecution": [
+                             {"weight": 30, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "x"}},
+                                                                "topologyKey": "kubernetes.io/hostname"}}]},
+                          "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                             {"weight": 0, "podAffinityTerm": {"labelSelector": {}, "topologyKey": "zone"}},
+                             {"weight": 70, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "db"}},
+                                                                "namespaces": ["data"], "topologyKey": "zone"}}]}}},
     "status": {"phase": "Pending"}})");
   sched::ResourceRegistry reg;
   sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  ASSERT_EQ(t.preferred_pod_terms.size(), 2u) << "affinity first, anti-affinity second; weight 0 skipped";
+  EXPECT_EQ(t.preferred_pod_terms[0].weight, 70);
+  EXPECT_FALSE(t.preferred_pod_terms[0].anti);
+  EXPECT_EQ(t.preferred_pod_terms[0].term.namespaces, (std::vector<std::string>{"data"}));
+  EXPECT_EQ(t.preferred_pod_terms[0].term.topology_key, "zone");
+  EXPECT_EQ(t.preferred_pod_terms[1].weight, 30);
+  EXPECT_TRUE(t.preferred_pod_terms[1].anti);
+  EXPECT_EQ(t.preferred_pod_terms[1].term.namespaces, (std::vector<std::string>{"ns"})) << "the pod's own by default";
   EXPECT_EQ(t.uid, "u1");
   EXPECT_EQ(t.job, "ns/pg1");
   EXPECT_EQ(t.role, "worker");

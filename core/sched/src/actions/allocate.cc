@@ -233,6 +233,26 @@ class Allocator {
         unplaced.push_back(t);
         continue;
       }
+      int placed_slot = -1;
+      bool pipelined = false;
+      if (ssn_.BatchScored(*t)) {
+        // Scores over a whole domain, normalised over the nodes that fit: no heap can hold them.
+        placed_slot = Scan(*t, allowed, &pipelined);
+        if (placed_slot < 0) {
+          if (last_reasons_.empty()) last_reasons_ = Explain(*t, allowed);
+          unplaced.push_back(t);
+          continue;
+        }
+        if (Status s = pipelined ? stmt.Pipeline(t->uid, st_.NodeAt(placed_slot).name)
+                                 : stmt.Allocate(t->uid, st_.NodeAt(placed_slot).name);
+            !s.ok()) {
+          unplaced.push_back(t);
+          continue;
+        }
+        for (auto& [k, g2] : local) Push(g2, placed_slot);
+        Touch(placed_slot);
+        continue;
+      }
       Group& g = may_share ? shared_[t->shape] : local[{t->shape, t->role}];
       if (!g.rep) {
         g.rep = t;
@@ -242,8 +262,6 @@ class Allocator {
         unplaced.push_back(t);
         continue;
       }
-      int placed_slot = -1;
-      bool pipelined = false;
       skipped.clear();
       while (!g.heap.empty()) {
         Entry top = g.heap.front();
@@ -302,6 +320,44 @@ class Allocator {
       Touch(placed_slot);
     }
     return unplaced;
+  }
+
+  // The best node for `t` among every node it may use, scored as a whole (NodeScore plus the batch scores
+  // normalised over the nodes that fit now); ties go to the node order. A task that fits nowhere now may be
+  // pipelined onto the first node whose releasing pods would make room. -1 when neither.
+  int Scan(const TaskInfo& t, const std::vector<char>* allowed, bool* pipelined) {
+    const auto& sc = StaticFor(t);
+    const int64_t t0 = ssn_.NowUs();
+    scan_slots_.clear();
+    scan_scores_.clear();
+    for (int slot : sc.feasible) {
+      if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
+      const NodeInfo& n = st_.NodeAt(slot);
+      if (!t.request.FitsIn(n.Idle()) || !ssn_.DynamicFit(t, n).ok()) continue;
+      scan_slots_.push_back(slot);
+      scan_scores_.push_back(ssn_.NodeScore(t, n));
+    }
+    int best = -1;
+    if (!scan_slots_.empty()) {
+      ssn_.BatchNodeScore(t, scan_slots_, scan_scores_);
+      for (size_t i = 0; i < scan_slots_.size(); ++i)
+        if (best < 0 || scan_scores_[i] > scan_scores_[static_cast<size_t>(best)] ||
+            (scan_scores_[i] == scan_scores_[static_cast<size_t>(best)] &&
+             caches_.rank[static_cast<size_t>(scan_slots_[i])] < caches_.rank[static_cast<size_t>(scan_slots_[static_cast<size_t>(best)])]))
+          best = static_cast<int>(i);
+    }
+    ssn_.AddPluginTime("nodeorder+binpack(score)", ssn_.NowUs() - t0);
+    *pipelined = false;
+    if (best >= 0) return scan_slots_[static_cast<size_t>(best)];
+    for (int slot : sc.feasible) {
+      if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
+      const NodeInfo& n = st_.NodeAt(slot);
+      if (t.request.FitsIn(n.FutureIdle()) && ssn_.DynamicFit(t, n).ok()) {
+        *pipelined = true;
+        return slot;
+      }
+    }
+    return -1;
   }
 
   void Push(Group& g, int slot) {
@@ -546,6 +602,8 @@ class Allocator {
   Resource cluster_idle_;
   bool cluster_idle_valid_ = false;
   std::map<uint32_t, Group> shared_;
+  std::vector<int> scan_slots_;  // Scan's scratch, reused across tasks
+  std::vector<double> scan_scores_;
   ClusterState& st_;
   bool queue_full_ = false;
   Refusal queue_refusal_;  // why the queue refused this job's first refused pod

@@ -23,6 +23,8 @@ class Backfill final : public Action {
       if (enqueue_on && j.phase == PodGroupPhase::kPending) return;
       jobs.push_back(&j);
     });
+    std::vector<int> slots;
+    std::vector<double> scores;
     for (const JobInfo* j : jobs) {
       if (!ssn.JobValid(*j).pass) continue;
       std::vector<const TaskInfo*> tasks;
@@ -31,19 +33,21 @@ class Backfill final : public Action {
       });
       std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskLess(*a, *b); });
       for (const TaskInfo* t : tasks) {
-        const NodeInfo* best = nullptr;
-        double best_score = 0;
+        slots.clear();
+        scores.clear();
         for (int slot : st.CandidateNodes()) {
           const NodeInfo& n = st.NodeAt(slot);
           if (!t->request.FitsIn(n.Idle())) continue;
           if (!ssn.StaticFit(*t, n).ok() || !ssn.DynamicFit(*t, n).ok()) continue;
-          const double score = ssn.NodeScore(*t, n);
-          if (best == nullptr || score > best_score) {
-            best = &n;
-            best_score = score;
-          }
+          slots.push_back(slot);
+          scores.push_back(ssn.NodeScore(*t, n));
         }
-        if (best == nullptr) continue;
+        if (slots.empty()) continue;
+        if (ssn.BatchScored(*t)) ssn.BatchNodeScore(*t, slots, scores);
+        size_t bi = 0;
+        for (size_t i = 1; i < slots.size(); ++i)
+          if (scores[i] > scores[bi]) bi = i;
+        const NodeInfo* best = &st.NodeAt(slots[bi]);
         Statement stmt(&st);
         if (stmt.Allocate(t->uid, best->name).ok()) {
           stmt.Commit(&ssn.result(), &ssn.pipelined());

@@ -19,8 +19,17 @@
 //                       the task; Tephra over every schedulable node of the cycle (the same order of nodes;
 //                       a node's score never depends on which other nodes are full, the NodeScore contract
 //                       that lets allocate keep its per-shape heaps). See docs/volcano-conformance.md.
+//   InterPodAffinity    a batch score (podaffinity.weight, Volcano's default 2), kube-scheduler's: for each
+//                       placed pod E on node M and each preferred term, weight (affinity) or -weight (anti)
+//                       is added to the domain (M's value of the term's topology key) when the pending pod's
+//                       term selects E, or when E's term selects the pending pod (symmetry; required terms of
+//                       E add nothing: Volcano builds the plugin with hardPodAffinityWeight 0). A node scores
+//                       the sum over the domains it is in, normalised over the candidate nodes:
+//                       int64(100 * (s - min) / (max - min)), every node 0 when max == min.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include "plugins.h"
@@ -68,7 +77,8 @@ class NodeOrderPlugin final : public Plugin {
         balanced_(args.Double("balancedresource.weight", 1)),
         most_(args.Double("mostrequested.weight", 0)),
         node_affinity_(args.Double("nodeaffinity.weight", 2)),
-        taint_(args.Double("tainttoleration.weight", 3)) {}
+        taint_(args.Double("tainttoleration.weight", 3)),
+        pod_affinity_(args.Double("podaffinity.weight", 2)) {}
   std::string Name() const override { return "nodeorder"; }
   uint32_t Hooks() const override { return kHookNodeOrder; }
   double NodeScore(const Session& ssn, const TaskInfo& t, const NodeInfo& n) const override {
@@ -100,7 +110,145 @@ class NodeOrderPlugin final : public Plugin {
     return score;
   }
 
+  bool BatchScored(const Session& ssn, const TaskInfo& t) const override {
+    if (pod_affinity_ == 0) return false;
+    if (t.preferred_pod_terms.empty() && ssn.state().preferred_pod_term_tasks().empty()) return false;
+    return !AffinityFor(ssn.state(), t).by_key.empty();
+  }
+
+  void BatchNodeScore(const Session& ssn, const TaskInfo& t, std::span<const int> slots,
+                      std::span<double> scores) const override {
+    const ClusterState& st = ssn.state();
+    const auto& by_key = AffinityFor(st, t).by_key;
+    std::vector<int64_t> raw(slots.size(), 0);
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const NodeInfo& n = st.NodeAt(slots[i]);
+      for (const auto& [key, values] : by_key)
+        if (const std::string* domain = DomainOf(n, key))
+          if (auto v = values.find(*domain); v != values.end()) raw[i] += v->second;
+      lo = std::min(lo, raw[i]);
+      hi = std::max(hi, raw[i]);
+    }
+    if (slots.empty() || hi == lo) return;  // kube-scheduler: every node 0
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const auto normalised = static_cast<int64_t>(static_cast<double>(kMaxNodeScore) *
+                                                   (static_cast<double>(raw[i] - lo) / static_cast<double>(hi - lo)));
+      scores[i] += pod_affinity_ * static_cast<double>(normalised);
+    }
+  }
+
  private:
+  // kube-scheduler's InterPodAffinity PreScore state for one pending pod: topology key -> domain -> summed
+  // weights. Built with one walk (the pods its own terms may select, plus the pods that carry preferred
+  // terms), reused while the state does not change, and carried across one placement (or its undo) by moving
+  // that task's contribution, as the predicates plugin does for required terms.
+  using DomainWeights = std::unordered_map<std::string, std::unordered_map<std::string, int64_t>>;
+  struct Affinity {
+    const ClusterState* state = nullptr;
+    uint64_t generation = 0, used = 0;
+    std::string ns;
+    Labels labels;
+    std::vector<WeightedPodAffinityTerm> terms;
+    DomainWeights by_key;
+  };
+
+  static void Add(DomainWeights& d, const NodeInfo& n, const WeightedPodAffinityTerm& w, int sign) {
+    const std::string* domain = DomainOf(n, w.term.topology_key);
+    if (!domain) return;  // a node without the key is in no domain
+    auto& values = d[w.term.topology_key];
+    int64_t& v = values[*domain];
+    v += sign * (w.anti ? -w.weight : w.weight);
+    if (v == 0) {
+      values.erase(*domain);
+      if (values.empty()) d.erase(w.term.topology_key);
+    }
+  }
+  // What placed pod `e` on node `n` adds to the question `q`: through q's terms (Own) and through e's (Theirs).
+  static void Own(Affinity& q, const TaskInfo& e, const NodeInfo& n, int sign) {
+    for (const auto& w : q.terms)
+      if (w.term.Selects(e)) Add(q.by_key, n, w, sign);
+  }
+  static void Theirs(Affinity& q, const TaskInfo& e, const NodeInfo& n, int sign) {
+    for (const auto& w : e.preferred_pod_terms) {
+      if (w.term.null_selector) continue;
+      if (!w.term.all_namespaces && std::find(w.term.namespaces.begin(), w.term.namespaces.end(), q.ns) == w.term.namespaces.end())
+        continue;
+      if (w.term.selector.Matches(q.labels)) Add(q.by_key, n, w, sign);
+    }
+  }
+  static bool Placed(const TaskInfo& e) { return !e.node.empty() && OnNodeForScheduling(e.status); }
+
+  void Rebuild(Affinity& q, const ClusterState& st) const {
+    q.by_key.clear();
+    if (!q.terms.empty()) {
+      bool every_namespace = false;
+      std::vector<std::string> namespaces;
+      for (const auto& w : q.terms) {
+        every_namespace = every_namespace || w.term.all_namespaces;
+        for (const auto& ns : w.term.namespaces)
+          if (std::find(namespaces.begin(), namespaces.end(), ns) == namespaces.end()) namespaces.push_back(ns);
+      }
+      auto own = [&](const NodeInfo& n, const TaskInfo& e) { Own(q, e, n, +1); };
+      if (every_namespace) {
+        st.ForEachPlacedTask(own);
+      } else {
+        for (const auto& ns : namespaces)
+          st.ForEachTaskInNamespace(ns, [&](const TaskInfo& e) {
+            if (Placed(e))
+              if (const NodeInfo* n = st.FindNode(e.node)) own(*n, e);
+          });
+      }
+    }
+    for (const TaskInfo* e : st.preferred_pod_term_tasks())
+      if (Placed(*e))
+        if (const NodeInfo* n = st.FindNode(e->node)) Theirs(q, *e, *n, +1);
+  }
+
+  const Affinity& AffinityFor(const ClusterState& st, const TaskInfo& t) const {
+    ++clock_;
+    Affinity* hit = nullptr;
+    for (auto& q : affinity_memo_)
+      if (q.state == &st && q.ns == t.ns && q.labels == t.labels && q.terms == t.preferred_pod_terms) {
+        hit = &q;
+        break;
+      }
+    if (hit && hit->generation == st.generation()) {
+      hit->used = clock_;
+      return *hit;
+    }
+    const auto& last = st.last_transition();
+    if (hit && hit->generation + 1 == st.generation() && last.generation == st.generation() && last.task) {
+      const TaskInfo& e = *last.task;
+      if (!last.old_node.empty() && OnNodeForScheduling(last.old_status))
+        if (const NodeInfo* n = st.FindNode(last.old_node)) {
+          Own(*hit, e, *n, -1);
+          Theirs(*hit, e, *n, -1);
+        }
+      if (Placed(e))
+        if (const NodeInfo* n = st.FindNode(e.node)) {
+          Own(*hit, e, *n, +1);
+          Theirs(*hit, e, *n, +1);
+        }
+      hit->generation = st.generation();
+      hit->used = clock_;
+      return *hit;
+    }
+    if (!hit) {
+      hit = &affinity_memo_[0];
+      for (auto& q : affinity_memo_)
+        if (q.used < hit->used) hit = &q;
+      hit->state = &st;
+      hit->ns = t.ns;
+      hit->labels = t.labels;
+      hit->terms = t.preferred_pod_terms;
+    }
+    Rebuild(*hit, st);
+    hit->generation = st.generation();
+    hit->used = clock_;
+    return *hit;
+  }
+
   // The largest intolerable PreferNoSchedule count over the schedulable nodes for this task's tolerations.
   // Memoised per task shape (tolerations are part of it) until the node set may have changed
   // (capacity_epoch moves on every node change); within a cycle nodes do not change, so every score of a
@@ -118,7 +266,9 @@ class NodeOrderPlugin final : public Plugin {
     return max;
   }
 
-  double least_, balanced_, most_, node_affinity_, taint_;
+  double least_, balanced_, most_, node_affinity_, taint_, pod_affinity_;
+  mutable std::array<Affinity, 4> affinity_memo_;
+  mutable uint64_t clock_ = 0;
   // Single-threaded: a plugin instance belongs to one state thread (the extender has its own instances).
   mutable std::unordered_map<uint32_t, int64_t> max_by_shape_;
   mutable uint64_t memo_epoch_ = 0;

@@ -42,6 +42,14 @@ Made Make(const PluginOption& o) {
 }
 
 // Three-way comparison of doubles (plugin orders return <0, 0, >0).
+// The node's domain for a topology key. kubelet labels every node with its hostname, which is its name;
+// a node object without that label (tests, simulators) is still its own hostname domain.
+inline const std::string* DomainOf(const NodeInfo& n, const std::string& key) {
+  auto it = n.labels.find(key);
+  if (it != n.labels.end()) return &it->second;
+  return key == "kubernetes.io/hostname" ? &n.name : nullptr;
+}
+
 inline int Cmp(double a, double b) { return a < b ? -1 : (a > b ? 1 : 0); }
 
 // Share of `used` in `total` on the most-used dimension (pods excluded: every task requests one).

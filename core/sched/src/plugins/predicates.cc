@@ -23,15 +23,6 @@ constexpr const char* kPodAffinityReason = "node(s) didn't match pod affinity ru
 // kube-scheduler's PodTopologySpread reasons.
 constexpr const char* kSpreadReason = "node(s) didn't match pod topology spread constraints";
 constexpr const char* kSpreadLabelReason = "node(s) didn't match pod topology spread constraints (missing required label)";
-constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
-
-// The node's domain for a topology key. kubelet labels every node with its hostname, which is its name;
-// a node object without that label (tests, simulators) is still its own hostname domain.
-const std::string* DomainOf(const NodeInfo& n, const std::string& key) {
-  auto it = n.labels.find(key);
-  if (it != n.labels.end()) return &it->second;
-  return key == kHostnameKey ? &n.name : nullptr;
-}
 
 // kube-scheduler's NodeAffinity filter: every nodeSelector label, and one of the ORed required terms.
 bool MatchesNodeSelectorAndAffinity(const TaskInfo& t, const NodeInfo& n) {

@@ -178,3 +178,81 @@ TEST(NodeOrder, PreferNoScheduleTaintsScoreInReverseLikeKubeScheduler) {
 
 }  // namespace
 }  // namespace tephra::sched
+
+namespace tephra::sched {
+namespace {
+
+WeightedPodAffinityTerm Preferred(int32_t weight, bool anti, Labels match, std::string key) {
+  return {weight, anti, testing::Term(std::move(match), std::move(key))};
+}
+
+// kube-scheduler's InterPodAffinity score, by hand. Pending pod app=web prefers zones with app=db (40) and
+// avoids hosts with app=db (20); the running cache pod in zone b avoids zones with app=web (10, symmetry).
+// Raw sums: a1 = 40 - 20 = 20, a2 = 40, b1 = -10, c1 (no zone) = 0. Over all four nodes min -10, max 40:
+// int64(100 * (raw + 10) / 50) = 60, 100, 0, 20; times podaffinity.weight 2. Over {a1, c1} only: 100, 0.
+TEST(NodeOrder, PreferredPodAffinityIsKubeSchedulersNormalisedDomainScore) {
+  testing::Harness h;
+  h.Add(PluginOption::Named("nodeorder"));
+  h.AddNode("a1", Resource::CpuMem(4000, 8 * testing::kGi), {{"zone", "a"}});
+  h.AddNode("a2", Resource::CpuMem(4000, 8 * testing::kGi), {{"zone", "a"}});
+  h.AddNode("b1", Resource::CpuMem(4000, 8 * testing::kGi), {{"zone", "b"}});
+  h.AddNode("c1", Resource::CpuMem(4000, 8 * testing::kGi));
+  TaskInfo db = testing::Harness::Pod("db", Resource::Cpu(100));
+  db.labels = {{"app", "db"}};
+  db.status = TaskStatus::kRunning;
+  db.node = "a1";
+  h.AddPod(db);
+  TaskInfo cache = testing::Harness::Pod("cache", Resource::Cpu(100));
+  cache.labels = {{"app", "cache"}};
+  cache.preferred_pod_terms.push_back(Preferred(10, true, {{"app", "web"}}, "zone"));
+  cache.status = TaskStatus::kRunning;
+  cache.node = "b1";
+  h.AddPod(cache);
+  Session& s = h.Open();
+
+  TaskInfo web = testing::Harness::Pod("web", Resource::Cpu(100));
+  web.labels = {{"app", "web"}};
+  web.preferred_pod_terms.push_back(Preferred(40, false, {{"app", "db"}}, "zone"));
+  web.preferred_pod_terms.push_back(Preferred(20, true, {{"app", "db"}}, "kubernetes.io/hostname"));
+  ASSERT_TRUE(s.BatchScored(web));
+  auto slot = [&](const char* n) { return h.st.NodeIndex(n); };
+  std::vector<int> all = {slot("a1"), slot("a2"), slot("b1"), slot("c1")};
+  std::vector<double> scores(4, 0);
+  s.BatchNodeScore(web, all, scores);
+  EXPECT_EQ(scores, (std::vector<double>{120, 200, 0, 40}));
+  std::vector<int> two = {slot("a1"), slot("c1")};
+  std::vector<double> two_scores(2, 0);
+  s.BatchNodeScore(web, two, two_scores);
+  EXPECT_EQ(two_scores, (std::vector<double>{200, 0})) << "normalised over the nodes asked about";
+
+  // Symmetry alone: a pod without terms is still scored by the cache pod's term when it selects it.
+  TaskInfo plain = testing::Harness::Pod("plain", Resource::Cpu(100));
+  plain.labels = {{"app", "web"}};
+  ASSERT_TRUE(s.BatchScored(plain));
+  std::vector<double> plain_scores(4, 0);
+  s.BatchNodeScore(plain, all, plain_scores);
+  EXPECT_EQ(plain_scores, (std::vector<double>{200, 200, 0, 200}));
+  // Selected by nobody and without terms: no batch score, so allocate keeps its shared heaps.
+  plain.labels = {{"app", "batch"}};
+  EXPECT_FALSE(s.BatchScored(plain));
+}
+
+TEST(NodeOrder, PodAffinityWeightZeroTurnsTheBatchScoreOff) {
+  testing::Harness h;
+  PluginOption o = PluginOption::Named("nodeorder");
+  o.arguments["podaffinity.weight"] = "0";
+  h.Add(o);
+  h.AddNode("a1", Resource::CpuMem(4000, 8 * testing::kGi), {{"zone", "a"}});
+  TaskInfo db = testing::Harness::Pod("db", Resource::Cpu(100));
+  db.labels = {{"app", "db"}};
+  db.status = TaskStatus::kRunning;
+  db.node = "a1";
+  h.AddPod(db);
+  Session& s = h.Open();
+  TaskInfo web = testing::Harness::Pod("web", Resource::Cpu(100));
+  web.preferred_pod_terms.push_back(Preferred(40, false, {{"app", "db"}}, "zone"));
+  EXPECT_FALSE(s.BatchScored(web));
+}
+
+}  // namespace
+}  // namespace tephra::sched

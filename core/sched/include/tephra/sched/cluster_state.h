@@ -151,6 +151,10 @@ class ClusterState {
   int anti_affinity_pods() const { return static_cast<int>(anti_affinity_tasks_.size()); }
   // Those pods, for the symmetric check (unordered; never let the order reach a result).
   const std::unordered_set<const TaskInfo*>& anti_affinity_tasks() const { return anti_affinity_tasks_; }
+  // Pods (any status) that carry preferred pod affinity or anti-affinity terms: their terms score the nodes
+  // of the pods they select (kube-scheduler's symmetry), so a pod without terms of its own may be scored by
+  // them (unordered; never let the order reach a result).
+  const std::unordered_set<const TaskInfo*>& preferred_pod_term_tasks() const { return preferred_pod_term_tasks_; }
   // Pods (any status) that carry required pod affinity terms.
   int pod_affinity_pods() const { return pod_affinity_pods_; }
   // Pods (any status) that carry DoNotSchedule topology spread constraints: a placement can open or close
@@ -245,6 +249,7 @@ class ClusterState {
   uint64_t generation_ = 1, capacity_epoch_ = 1, victim_epoch_ = 1;
   LastTransition last_transition_;
   std::unordered_set<const TaskInfo*> anti_affinity_tasks_;
+  std::unordered_set<const TaskInfo*> preferred_pod_term_tasks_;
   int pod_affinity_pods_ = 0;
   int spread_pods_ = 0;
 

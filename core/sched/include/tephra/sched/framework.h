@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -126,6 +127,14 @@ class Plugin {
   // True when NodeScore for this job's tasks depends on the job itself (e.g. task-topology annotations):
   // such jobs get private score heaps instead of the per-shape heaps shared across jobs.
   virtual bool JobDependentScore(const Session&, const JobInfo&) const { return false; }
+  // Scores that break the NodeScore contract (Volcano's BatchNodeOrderFn): they depend on pods anywhere in
+  // a node's topology domain and are normalised over the nodes the task may use (kube-scheduler's
+  // InterPodAffinity). BatchScored says whether the task has such a score now; allocate then places it by
+  // scanning every feasible node instead of through the shared heaps, and BatchNodeScore adds the scores
+  // of `slots` (the nodes that passed every predicate and fit) to `scores`, index for index.
+  virtual bool BatchScored(const Session&, const TaskInfo&) const { return false; }
+  virtual void BatchNodeScore(const Session&, const TaskInfo&, std::span<const int> slots,
+                              std::span<double> scores) const {}
   // Explanations of a refusal by this plugin's JobEnqueueable (kReject), Overused (true) or Allocatable
   // (false). Called only after that refusal; an empty Refusal means "no words", and the session falls back
   // to a generic one naming the plugin.
@@ -221,6 +230,8 @@ class Session {
   std::string DynamicPredicate(const TaskInfo& t, const NodeInfo& n) const { return DynamicFit(t, n).Text(); }
   double NodeScore(const TaskInfo& t, const NodeInfo& n) const;
   bool JobDependentScore(const JobInfo& job) const;
+  bool BatchScored(const TaskInfo& t) const;
+  void BatchNodeScore(const TaskInfo& t, std::span<const int> slots, std::span<double> scores) const;
   double HyperNodeScore(const JobInfo& job, const std::string& hypernode) const;
   // Volcano's rule: intersection of the plugins' answers within a tier; the first tier where some plugin
   // answered decides; an empty answer vetoes (no victims). Nobody answering = no victims either (an

@@ -96,6 +96,15 @@ struct PodAffinityTerm {
   bool Selects(const TaskInfo& pod) const;  // namespace and labels
 };
 
+// One preferredDuringScheduling pod affinity (anti = false) or anti-affinity (anti = true) term: a score,
+// never a predicate (nodeorder's podaffinity score, kube-scheduler's InterPodAffinity; docs/scheduler.md).
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;  // 1-100
+  bool anti = false;
+  PodAffinityTerm term;
+  bool operator==(const WeightedPodAffinityTerm&) const = default;
+};
+
 // One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule, as kube-scheduler's PodTopologySpread
 // filter reads it (docs/scheduler.md, "Topology spread"): placing the pod on a node must not leave the node's
 // domain more than `max_skew` matching pods above the emptiest eligible domain. ScheduleAnyway constraints
@@ -214,6 +223,8 @@ struct TaskInfo {
   std::vector<Toleration> tolerations;
   // requiredDuringScheduling pod affinity and anti-affinity (docs/scheduler.md, "Inter-pod affinity").
   std::vector<PodAffinityTerm> pod_affinity, pod_anti_affinity;
+  // preferredDuringScheduling pod affinity and anti-affinity, in one list (one vector per task, not two).
+  std::vector<WeightedPodAffinityTerm> preferred_pod_terms;
   std::vector<SpreadConstraint> spread;  // DoNotSchedule topology spread constraints
   bool scheduling_gated = false;  // spec.schedulingGates non-empty
   std::string nominated_node;
