@@ -69,7 +69,7 @@ sched::PodAffinityTerm ToAffinityTerm(const api::PodAffinityTerm& term, const ap
   return out;
 }
 
-// A DoNotSchedule topology spread constraint with kube-scheduler's defaults for the optional fields (minDomains
+// A topology spread constraint (either kind) with kube-scheduler's defaults for the optional fields (minDomains
 // 1, nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore). A constraint without a labelSelector matches no pod,
 // and matchLabelKeys then add nothing (kube-scheduler merges them into the selector only when there is one).
 sched::SpreadConstraint ToSpreadConstraint(const api::TopologySpreadConstraint& c, const api::Pod& pod) {
@@ -280,7 +280,7 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
             t.preferred_pod_terms.push_back({pref.weight, anti, ToAffinityTerm(pref.pod_affinity_term, pod)});
   }
   for (const auto& c : pod.spec.topology_spread_constraints)
-    if (c.when_unsatisfiable == api::kDoNotSchedule) t.spread.push_back(ToSpreadConstraint(c, pod));  // the rest score
+    (c.when_unsatisfiable == api::kDoNotSchedule ? t.spread : t.soft_spread).push_back(ToSpreadConstraint(c, pod));
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();
   t.nominated_node = pod.status.nominated_node_name;
   return t;

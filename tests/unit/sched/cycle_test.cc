@@ -536,6 +536,32 @@ TEST(Cycle, TopologySpreadSplitsTheGangAcrossZones) {
   EXPECT_EQ(per_zone["b"], 3);
 }
 
+// ScheduleAnyway spreading scores instead of filtering: the gang still splits across the zones although zone
+// a's emptier nodes win on resources (binpack off: its default weight 10 outweighs podtopologyspread's 2).
+TEST(Cycle, ScheduleAnywaySpreadScoresTheGangAcrossZones) {
+  SchedulerConf conf = Cluster::Conf();
+  for (auto& tier : conf.tiers)
+    std::erase_if(tier.plugins, [](const PluginOption& o) { return o.name == "binpack"; });
+  Cluster c(conf);
+  c.Queue("default");
+  for (int i = 0; i < 4; ++i) c.Node("a" + std::to_string(i), 16000, 64 * kGi, 0, {{"zone", "a"}});
+  c.Node("b0", 8000, 64 * kGi, 0, {{"zone", "b"}});
+  JobInfo j = c.Job("web", 6);
+  c.AddJob(j);
+  for (int i = 0; i < 6; ++i) {
+    TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
+    t.labels = {{"app", "web"}};
+    t.soft_spread.push_back(Spread({{"app", "web"}}, "zone"));
+    c.st().UpsertPod(t);
+  }
+  c.Run();
+  ASSERT_EQ(c.BoundCount("ns/web"), 6);
+  std::map<std::string, int> per_zone;
+  for (const TaskInfo* t : c.st().TasksOfJob("ns/web")) ++per_zone[c.st().FindNode(t->node)->labels.at("zone")];
+  EXPECT_EQ(per_zone["a"], 3);
+  EXPECT_EQ(per_zone["b"], 3);
+}
+
 // When the smaller zone runs out of room, the skew rule caps the other zone: a gang that would need more
 // waits whole, with kube-scheduler's reason in its condition.
 TEST(Cycle, TopologySpreadThatCannotBeMetKeepsTheGangWaiting) {

@@ -407,7 +407,7 @@ TEST(ConvertTest, PodAffinityTermsResolveNamespacesAndLabelKeys) {
 // Topology spread: only DoNotSchedule constraints reach the core (ScheduleAnyway only scores); the optional
 // fields take kube-scheduler's defaults; matchLabelKeys fold in as In on the pod's own values; no
 // labelSelector matches nothing.
-TEST(ConvertTest, DoNotScheduleSpreadConstraintsWithKubeSchedulersDefaults) {
+TEST(ConvertTest, SpreadConstraintsWithKubeSchedulersDefaults) {
   auto pod = Decode<api::Pod>(R"({
     "metadata": {"name": "w-0", "namespace": "ns", "uid": "u1", "labels": {"app": "web", "rev": "3"}},
     "spec": {"schedulerName": "volcano", "containers": [{"name": "a"}],
@@ -437,6 +437,9 @@ TEST(ConvertTest, DoNotScheduleSpreadConstraintsWithKubeSchedulersDefaults) {
   EXPECT_TRUE(rack.honor_node_taints);
   EXPECT_TRUE(rack.null_selector);
   EXPECT_FALSE(rack.Matches({{"app", "web"}, {"rev", "3"}})) << "no labelSelector: matches nothing";
+  ASSERT_EQ(t.soft_spread.size(), 1u) << "ScheduleAnyway constraints are kept apart: they only score";
+  EXPECT_EQ(t.soft_spread[0].topology_key, "kubernetes.io/hostname");
+  EXPECT_TRUE(t.soft_spread[0].Matches({{"app", "web"}}));
 }
 
 }  // namespace

@@ -26,6 +26,14 @@
 //                       E add nothing: Volcano builds the plugin with hardPodAffinityWeight 0). A node scores
 //                       the sum over the domains it is in, normalised over the candidate nodes:
 //                       int64(100 * (s - min) / (max - min)), every node 0 when max == min.
+//   PodTopologySpread   a batch score (podtopologyspread.weight, Volcano's default 2) for ScheduleAnyway
+//                       constraints, kube-scheduler's: a candidate node without every constraint's key is
+//                       ignored (scores 0); per constraint, cnt = the matching pods of the pod's namespace in
+//                       the node's domain (its own pods for kubernetes.io/hostname; otherwise counted over
+//                       every node with all the keys that passes the constraint's node inclusion policies),
+//                       raw = round(sum of cnt * log(size + 2) + maxSkew - 1) where size is the number of
+//                       domains among the candidates (for hostname, the candidates not ignored); normalised
+//                       100 * (max + min - raw) / max over the candidates not ignored (100 when max is 0).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -78,7 +86,8 @@ class NodeOrderPlugin final : public Plugin {
         most_(args.Double("mostrequested.weight", 0)),
         node_affinity_(args.Double("nodeaffinity.weight", 2)),
         taint_(args.Double("tainttoleration.weight", 3)),
-        pod_affinity_(args.Double("podaffinity.weight", 2)) {}
+        pod_affinity_(args.Double("podaffinity.weight", 2)),
+        spread_(args.Double("podtopologyspread.weight", 2)) {}
   std::string Name() const override { return "nodeorder"; }
   uint32_t Hooks() const override { return kHookNodeOrder; }
   double NodeScore(const Session& ssn, const TaskInfo& t, const NodeInfo& n) const override {
@@ -111,14 +120,92 @@ class NodeOrderPlugin final : public Plugin {
   }
 
   bool BatchScored(const Session& ssn, const TaskInfo& t) const override {
-    if (pod_affinity_ == 0) return false;
-    if (t.preferred_pod_terms.empty() && ssn.state().preferred_pod_term_tasks().empty()) return false;
-    return !AffinityFor(ssn.state(), t).by_key.empty();
+    return SpreadScored(t) || AffinityScored(ssn.state(), t);
   }
 
   void BatchNodeScore(const Session& ssn, const TaskInfo& t, std::span<const int> slots,
                       std::span<double> scores) const override {
-    const ClusterState& st = ssn.state();
+    if (AffinityScored(ssn.state(), t)) AffinityScores(ssn.state(), t, slots, scores);
+    if (SpreadScored(t)) SpreadScores(ssn.state(), t, slots, scores);
+  }
+
+ private:
+  bool AffinityScored(const ClusterState& st, const TaskInfo& t) const {
+    if (pod_affinity_ == 0) return false;
+    if (t.preferred_pod_terms.empty() && st.preferred_pod_term_tasks().empty()) return false;
+    return !AffinityFor(st, t).by_key.empty();
+  }
+  bool SpreadScored(const TaskInfo& t) const { return spread_ != 0 && !t.soft_spread.empty(); }
+
+  void SpreadScores(const ClusterState& st, const TaskInfo& t, std::span<const int> slots,
+                    std::span<double> scores) const {
+    const auto& cs = t.soft_spread;
+    const std::string kHostname = "kubernetes.io/hostname";
+    // Candidates: ignored (missing a key) or not; the domains among them per constraint.
+    std::vector<char> ignored(slots.size(), 0);
+    std::vector<std::unordered_map<std::string, int64_t>> counts(cs.size());
+    size_t kept = 0;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const NodeInfo& n = st.NodeAt(slots[i]);
+      if (!HasSpreadKeys(cs, n)) {
+        ignored[i] = 1;
+        continue;
+      }
+      ++kept;
+      for (size_t c = 0; c < cs.size(); ++c)
+        if (cs[c].topology_key != kHostname) counts[c].try_emplace(*DomainOf(n, cs[c].topology_key), 0);
+    }
+    if (kept == 0) return;  // every candidate ignored: all 0
+    std::vector<double> weight(cs.size());
+    for (size_t c = 0; c < cs.size(); ++c)
+      weight[c] = std::log(static_cast<double>((cs[c].topology_key == kHostname ? kept : counts[c].size()) + 2));
+    // Count the matching pods of the namespace: per domain (counted on nodes with every key that the
+    // constraint includes) and, for hostname constraints, per node.
+    std::unordered_map<std::string, std::vector<int64_t>> on_node;  // node -> count per constraint
+    st.ForEachTaskInNamespace(t.ns, [&](const TaskInfo& e) {
+      if (e.node.empty() || !CountsForSpread(e.status)) return;
+      const NodeInfo* n = st.FindNode(e.node);
+      if (!n) return;
+      for (size_t c = 0; c < cs.size(); ++c) {
+        if (!cs[c].Matches(e.labels)) continue;
+        if (cs[c].topology_key == kHostname) {
+          auto& v = on_node[n->name];
+          v.resize(cs.size(), 0);
+          ++v[c];
+          continue;
+        }
+        if (!HasSpreadKeys(cs, *n) || !SpreadIncludes(t, cs[c], *n)) continue;
+        if (auto it = counts[c].find(*DomainOf(*n, cs[c].topology_key)); it != counts[c].end()) ++it->second;
+      }
+    });
+    std::vector<int64_t> raw(slots.size(), 0);
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (ignored[i]) continue;
+      const NodeInfo& n = st.NodeAt(slots[i]);
+      double s = 0;
+      for (size_t c = 0; c < cs.size(); ++c) {
+        int64_t cnt = 0;
+        if (cs[c].topology_key == kHostname) {
+          if (auto it = on_node.find(n.name); it != on_node.end()) cnt = it->second[c];
+        } else {
+          cnt = counts[c].at(*DomainOf(n, cs[c].topology_key));
+        }
+        s += static_cast<double>(cnt) * weight[c] + static_cast<double>(cs[c].max_skew - 1);
+      }
+      raw[i] = static_cast<int64_t>(std::llround(s));
+      lo = std::min(lo, raw[i]);
+      hi = std::max(hi, raw[i]);
+    }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (ignored[i]) continue;
+      const int64_t normalised = hi == 0 ? kMaxNodeScore : kMaxNodeScore * (hi + lo - raw[i]) / hi;
+      scores[i] += spread_ * static_cast<double>(normalised);
+    }
+  }
+
+  void AffinityScores(const ClusterState& st, const TaskInfo& t, std::span<const int> slots,
+                      std::span<double> scores) const {
     const auto& by_key = AffinityFor(st, t).by_key;
     std::vector<int64_t> raw(slots.size(), 0);
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
@@ -138,7 +225,6 @@ class NodeOrderPlugin final : public Plugin {
     }
   }
 
- private:
   // kube-scheduler's InterPodAffinity PreScore state for one pending pod: topology key -> domain -> summed
   // weights. Built with one walk (the pods its own terms may select, plus the pods that carry preferred
   // terms), reused while the state does not change, and carried across one placement (or its undo) by moving
@@ -266,7 +352,7 @@ class NodeOrderPlugin final : public Plugin {
     return max;
   }
 
-  double least_, balanced_, most_, node_affinity_, taint_, pod_affinity_;
+  double least_, balanced_, most_, node_affinity_, taint_, pod_affinity_, spread_;
   mutable std::array<Affinity, 4> affinity_memo_;
   mutable uint64_t clock_ = 0;
   // Single-threaded: a plugin instance belongs to one state thread (the extender has its own instances).

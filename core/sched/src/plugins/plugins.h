@@ -50,6 +50,27 @@ inline const std::string* DomainOf(const NodeInfo& n, const std::string& key) {
   return key == "kubernetes.io/hostname" ? &n.name : nullptr;
 }
 
+// Node tests shared by the predicates (filters) and nodeorder (scores); defined in predicates.cc.
+// kube-scheduler's NodeAffinity filter: every nodeSelector label, and one of the ORed required terms.
+bool MatchesNodeSelectorAndAffinity(const TaskInfo& t, const NodeInfo& n);
+// The first NoSchedule/NoExecute taint of `n` that `t` does not tolerate, or nullptr.
+const Taint* UntoleratedTaint(const TaskInfo& t, const NodeInfo& n);
+// Topology spreading: a node counts only when it carries every constraint's key (of the same kind), and for
+// constraint `c` only when it passes c's node inclusion policies (the pod's node selector and required
+// affinity when nodeAffinityPolicy is Honor, the default; its tolerations when nodeTaintsPolicy is Honor).
+inline bool HasSpreadKeys(const std::vector<SpreadConstraint>& constraints, const NodeInfo& n) {
+  for (const auto& c : constraints)
+    if (!DomainOf(n, c.topology_key)) return false;
+  return true;
+}
+inline bool SpreadIncludes(const TaskInfo& t, const SpreadConstraint& c, const NodeInfo& n) {
+  if (c.honor_node_affinity && !MatchesNodeSelectorAndAffinity(t, n)) return false;
+  if (c.honor_node_taints && UntoleratedTaint(t, n)) return false;
+  return true;
+}
+// Pods being deleted do not count for spreading (kube-scheduler skips them), nor do pods not on a node.
+inline bool CountsForSpread(TaskStatus s) { return OnNodeForScheduling(s) && s != TaskStatus::kReleasing; }
+
 inline int Cmp(double a, double b) { return a < b ? -1 : (a > b ? 1 : 0); }
 
 // Share of `used` in `total` on the most-used dimension (pods excluded: every task requests one).

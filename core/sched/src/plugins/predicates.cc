@@ -13,18 +13,7 @@
 
 namespace tephra::sched::plugins {
 
-namespace {
-
-constexpr const char* kAffinityReason = "node(s) didn't match Pod's node affinity/selector";
-// kube-scheduler's InterPodAffinity reasons.
-constexpr const char* kExistingAntiReason = "node(s) didn't satisfy existing pods anti-affinity rules";
-constexpr const char* kAntiReason = "node(s) didn't match pod anti-affinity rules";
-constexpr const char* kPodAffinityReason = "node(s) didn't match pod affinity rules";
-// kube-scheduler's PodTopologySpread reasons.
-constexpr const char* kSpreadReason = "node(s) didn't match pod topology spread constraints";
-constexpr const char* kSpreadLabelReason = "node(s) didn't match pod topology spread constraints (missing required label)";
-
-// kube-scheduler's NodeAffinity filter: every nodeSelector label, and one of the ORed required terms.
+// Declared in plugins.h (nodeorder's spread score reads them too).
 bool MatchesNodeSelectorAndAffinity(const TaskInfo& t, const NodeInfo& n) {
   for (const auto& [k, v] : t.node_selector) {
     auto it = n.labels.find(k);
@@ -36,7 +25,6 @@ bool MatchesNodeSelectorAndAffinity(const TaskInfo& t, const NodeInfo& n) {
   return false;
 }
 
-// The first NoSchedule/NoExecute taint of `n` that `t` does not tolerate, or nullptr.
 const Taint* UntoleratedTaint(const TaskInfo& t, const NodeInfo& n) {
   for (const auto& taint : n.taints) {
     if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
@@ -47,6 +35,17 @@ const Taint* UntoleratedTaint(const TaskInfo& t, const NodeInfo& n) {
   }
   return nullptr;
 }
+
+namespace {
+
+constexpr const char* kAffinityReason = "node(s) didn't match Pod's node affinity/selector";
+// kube-scheduler's InterPodAffinity reasons.
+constexpr const char* kExistingAntiReason = "node(s) didn't satisfy existing pods anti-affinity rules";
+constexpr const char* kAntiReason = "node(s) didn't match pod anti-affinity rules";
+constexpr const char* kPodAffinityReason = "node(s) didn't match pod affinity rules";
+// kube-scheduler's PodTopologySpread reasons.
+constexpr const char* kSpreadReason = "node(s) didn't match pod topology spread constraints";
+constexpr const char* kSpreadLabelReason = "node(s) didn't match pod topology spread constraints (missing required label)";
 
 // kube-scheduler's NodeUnschedulable: a cordoned node (spec.unschedulable) takes the pods that tolerate the
 // taint the node lifecycle controller mirrors the cordon as, whether or not that taint is there yet.
@@ -62,15 +61,9 @@ bool ToleratesCordon(const TaskInfo& t) {
 // affinity (Honor by default) and has no NoSchedule/NoExecute taint the pod does not tolerate (Ignore by
 // default).
 bool SpreadEligible(const TaskInfo& t, const SpreadConstraint& c, const NodeInfo& n) {
-  for (const auto& other : t.spread)
-    if (!DomainOf(n, other.topology_key)) return false;
-  if (c.honor_node_affinity && !MatchesNodeSelectorAndAffinity(t, n)) return false;
-  if (c.honor_node_taints && UntoleratedTaint(t, n)) return false;
-  return true;
+  return HasSpreadKeys(t.spread, n) && SpreadIncludes(t, c, n);
 }
 
-// Pods being deleted do not count for spreading (kube-scheduler skips them), nor do pods not on a node.
-bool CountsForSpread(TaskStatus s) { return OnNodeForScheduling(s) && s != TaskStatus::kReleasing; }
 
 // Why a term can never be decided, or nullptr when it can (Fit keeps static strings).
 const char* InvalidTermReason(const PodAffinityTerm& term, bool anti) {

@@ -256,3 +256,50 @@ TEST(NodeOrder, PodAffinityWeightZeroTurnsTheBatchScoreOff) {
 
 }  // namespace
 }  // namespace tephra::sched
+
+namespace tephra::sched {
+namespace {
+
+// kube-scheduler's PodTopologySpread score for ScheduleAnyway constraints, by hand. Constraints: zone
+// (maxSkew 1) and hostname (maxSkew 2), both counting app=web. Placed web pods: 2 on a1, 1 on b1. Node x has
+// no zone label: ignored (0). Zone: 2 domains, weight log(4); hostname: 3 candidates kept, weight log(5).
+//   a1: round(2 log 4 + 0 + 2 log 5 + 1) = round(6.99) = 7;  a2: round(2 log 4 + 1) = 4;
+//   b1: round(log 4 + log 5 + 1) = round(4.00) = 4.
+// Normalised 100 * (max + min - raw) / max with max 7, min 4: a1 400 / 7 = 57, a2 and b1 100; times 2.
+TEST(NodeOrder, ScheduleAnywaySpreadIsKubeSchedulersScore) {
+  testing::Harness h;
+  h.Add(PluginOption::Named("nodeorder"));
+  h.AddNode("a1", Resource::CpuMem(8000, 8 * testing::kGi), {{"zone", "a"}});
+  h.AddNode("a2", Resource::CpuMem(8000, 8 * testing::kGi), {{"zone", "a"}});
+  h.AddNode("b1", Resource::CpuMem(8000, 8 * testing::kGi), {{"zone", "b"}});
+  h.AddNode("x", Resource::CpuMem(8000, 8 * testing::kGi));
+  int i = 0;
+  for (const char* node : {"a1", "a1", "b1"}) {
+    TaskInfo p = testing::Harness::Pod("w" + std::to_string(i++), Resource::Cpu(100));
+    p.labels = {{"app", "web"}};
+    p.status = TaskStatus::kRunning;
+    p.node = node;
+    h.AddPod(p);
+  }
+  TaskInfo other = testing::Harness::Pod("other-ns", Resource::Cpu(100));  // another namespace: not counted
+  other.ns = "elsewhere";
+  other.labels = {{"app", "web"}};
+  other.status = TaskStatus::kRunning;
+  other.node = "a2";
+  h.AddPod(other);
+  Session& s = h.Open();
+  TaskInfo t = testing::Harness::Pod("t", Resource::Cpu(100));
+  t.labels = {{"app", "web"}};
+  EXPECT_FALSE(s.BatchScored(t));
+  t.soft_spread.push_back(testing::Spread({{"app", "web"}}, "zone", 1));
+  t.soft_spread.push_back(testing::Spread({{"app", "web"}}, "kubernetes.io/hostname", 2));
+  ASSERT_TRUE(s.BatchScored(t));
+  auto slot = [&](const char* n) { return h.st.NodeIndex(n); };
+  std::vector<int> all = {slot("a1"), slot("a2"), slot("b1"), slot("x")};
+  std::vector<double> scores(4, 0);
+  s.BatchNodeScore(t, all, scores);
+  EXPECT_EQ(scores, (std::vector<double>{114, 200, 200, 0}));
+}
+
+}  // namespace
+}  // namespace tephra::sched

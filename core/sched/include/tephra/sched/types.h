@@ -108,7 +108,7 @@ struct WeightedPodAffinityTerm {
 // One topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule, as kube-scheduler's PodTopologySpread
 // filter reads it (docs/scheduler.md, "Topology spread"): placing the pod on a node must not leave the node's
 // domain more than `max_skew` matching pods above the emptiest eligible domain. ScheduleAnyway constraints
-// only score in kube-scheduler; the core does not carry them.
+// have the same shape and only score (TaskInfo::soft_spread, nodeorder's podtopologyspread.weight).
 struct SpreadConstraint {
   int32_t max_skew = 1;
   std::string topology_key;
@@ -225,7 +225,8 @@ struct TaskInfo {
   std::vector<PodAffinityTerm> pod_affinity, pod_anti_affinity;
   // preferredDuringScheduling pod affinity and anti-affinity, in one list (one vector per task, not two).
   std::vector<WeightedPodAffinityTerm> preferred_pod_terms;
-  std::vector<SpreadConstraint> spread;  // DoNotSchedule topology spread constraints
+  std::vector<SpreadConstraint> spread;       // DoNotSchedule topology spread constraints (a predicate)
+  std::vector<SpreadConstraint> soft_spread;  // ScheduleAnyway ones (a score)
   bool scheduling_gated = false;  // spec.schedulingGates non-empty
   std::string nominated_node;
   uint64_t creation_index = 0;  // creation order (e.g. creationTimestamp then name), ties broken by uid
