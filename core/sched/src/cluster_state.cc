@@ -591,6 +591,12 @@ const StorageClassInfo* ClusterState::FindStorageClass(const std::string& name) 
   return it == classes_.end() ? nullptr : &it->second;
 }
 
+const StorageClassInfo* ClusterState::FirstConsumerClass(const ClaimInfo& c) const {
+  if (!c.volume.empty()) return nullptr;
+  const StorageClassInfo* sc = FindStorageClass(c.storage_class);
+  return sc && sc->wait_for_first_consumer ? sc : nullptr;
+}
+
 const ClaimInfo* ClusterState::FindClaim(const std::string& key) const {
   auto it = claims_.find(key);
   return it == claims_.end() ? nullptr : &it->second;

@@ -65,9 +65,8 @@ void Statement::Commit(CycleResult* out, std::vector<Entry>* pipelined) {
         state_->Transition({}, *t, TaskStatus::kBinding, t->node);
         out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job, {}});
         for (const auto& claim : t->claims)
-          if (const ClaimInfo* c = state_->FindClaim(t->ns + "/" + claim); c && c->volume.empty())
-            if (const StorageClassInfo* sc = state_->FindStorageClass(c->storage_class); sc && sc->wait_for_first_consumer)
-              out->binds.back().select_node_claims.push_back(claim);
+          if (const ClaimInfo* c = state_->FindClaim(t->ns + "/" + claim); c && state_->FirstConsumerClass(*c))
+            out->binds.back().select_node_claims.push_back(claim);
         state_->NoteVictimCandidate({});  // a newly placed task is a possible victim for a starving job
         break;
       case Op::kPipeline:

@@ -171,8 +171,8 @@ class PredicatesPlugin final : public Plugin {
       if (!c) return Fit::No("persistentvolumeclaim not found", "claim", name);
       if (c->deleting) return Fit::No("persistentvolumeclaim is being deleted", "claim", name);
       if (c->volume.empty()) {
-        const StorageClassInfo* sc = st.FindStorageClass(c->storage_class);
-        if (!sc || !sc->wait_for_first_consumer) return Fit::No("pod has unbound immediate PersistentVolumeClaims");
+        const StorageClassInfo* sc = st.FirstConsumerClass(*c);
+        if (!sc) return Fit::No("pod has unbound immediate PersistentVolumeClaims");
         if (sc->static_only)
           return Fit::No("claim waits for a pre-created volume (WaitForFirstConsumer, kubernetes.io/no-provisioner), "
                          "which this scheduler does not bind yet", "claim", name);

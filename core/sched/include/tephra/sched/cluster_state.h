@@ -107,6 +107,9 @@ class ClusterState {
   const VolumeInfo* FindVolume(const std::string& name) const;
   // nullptr for a class that does not exist (and for "", no class): Immediate binding, as Kubernetes reads it.
   const StorageClassInfo* FindStorageClass(const std::string& name) const;
+  // The class of an unbound claim that binds when its first pod is scheduled (WaitForFirstConsumer): the
+  // binder names the chosen node on such a claim. nullptr for a bound claim, or one of any other class.
+  const StorageClassInfo* FirstConsumerClass(const ClaimInfo& c) const;
   size_t node_count() const { return node_index_.size(); }
   size_t task_count() const { return tasks_.size(); }
   // Deterministic (name-ordered) iteration.
