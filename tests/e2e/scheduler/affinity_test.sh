@@ -10,7 +10,11 @@
 #     binpack everything in zone b): a gang of 4 one-cpu pods with a DoNotSchedule zone spread (maxSkew 1)
 #     lands two and two;
 #  5. with zone b then filled up, a second such gang can place one pod in zone a and no more: it stays
-#     Pending, and its PodGroup names the spread constraint.
+#     Pending, and its PodGroup names the spread constraint;
+#  6. soft rules, which only score (the configuration file is rewritten without binpack, whose weight 10
+#     outweighs them, and reloaded): on the emptied cluster, zone b half full, two pods that prefer the zone
+#     of a db pod in zone b land in zone b (least-requested alone puts them in zone a), and a gang of 4 with a
+#     ScheduleAnyway zone spread lands two and two (least-requested alone: four in zone a).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
@@ -32,9 +36,19 @@ k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || 
 k label node sim-0 sim-2 "$ZONE=a" >/dev/null
 k label node sim-1 sim-3 "$ZONE=b" >/dev/null
 
+# The built-in default configuration, written out so that step 6 can change it.
+CONF=$LOGS/volcano-scheduler.conf
+write_conf() {  # write_conf <binpack plugin lines...>
+  printf '%s\n' 'actions: "enqueue, allocate, backfill"' 'tiers:' '- plugins:' '  - name: priority' \
+    '  - name: gang' '    enablePreemptable: false' '  - name: conformance' '- plugins:' '  - name: overcommit' \
+    '  - name: drf' '    enablePreemptable: false' '  - name: predicates' '  - name: proportion' \
+    '  - name: nodeorder' "$@" >"$CONF.new"
+  mv "$CONF.new" "$CONF"
+}
+write_conf '  - name: binpack' '    arguments: {binpack.weight: 10, binpack.cpu: 5}'
 HEALTH_PORT=$(free_port)
 start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false --listen-address 0 \
-  --health-addr "127.0.0.1:$HEALTH_PORT" || fail "tephra scheduler did not start"
+  --health-addr "127.0.0.1:$HEALTH_PORT" --scheduler-conf "$CONF" || fail "tephra scheduler did not start"
 wait_until "scheduler /readyz" 60 curl -fsS "http://127.0.0.1:$HEALTH_PORT/readyz" || fail "scheduler never ready"
 have_default() { k get queue default; }
 wait_until "default queue" 30 have_default || fail "scheduler did not create the default queue"
@@ -134,4 +148,44 @@ wait_until "tight's PodGroup names the spread" 60 has_spread_reason ||
 wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
 [ "$(bound_count tight)" -eq 0 ] || fail "tight was (partly) bound although its spread cannot be met"
 note "5. tight: Pending; $(tight_reason | grep "spread" | head -1)"
+
+# ----------------------------------------------- 6. soft rules score: preferred affinity, ScheduleAnyway
+metric() { curl -fsS "http://127.0.0.1:$HEALTH_PORT/metrics" | awk -v m="$1" '$1 == m {print int($2)}'; }
+write_conf
+reloaded() { [ "$(metric 'tephra_scheduler_conf_reloads_total{result="success"}')" = 1 ]; }
+wait_until "the configuration without binpack reloaded" 30 reloaded || fail "scheduler did not reload $CONF"
+k delete pods --all --wait=true --timeout 60s >/dev/null
+{ podgroup half 2; filler_pod half-0 half 2; filler_pod half-1 half 2; } | k create -f - >/dev/null
+half_bound() { [ "$(bound_count half)" -eq 2 ]; }
+wait_until "2 half pods bound" 60 half_bound || fail "half: $(bound_count half)/2 bound"
+soft_pod() {  # soft_pod <name> <group> <affinity lines...>: one cpu
+  local name=$1 group=$2; shift 2
+  printf '%s\n' "apiVersion: v1" "kind: Pod" \
+    "metadata:" "  name: $name" "  namespace: default" "  labels: {e2e-group: $group}" \
+    "  annotations: {scheduling.k8s.io/group-name: $group}" \
+    "spec:" "  schedulerName: volcano" "  restartPolicy: Never" "  terminationGracePeriodSeconds: 1" "$@" \
+    "  containers:" "  - name: main" "    image: busybox" \
+    "    resources:" "      requests: {cpu: \"1\"}" "      limits: {cpu: \"1\"}" "---"
+}
+{ podgroup near 2
+  for i in 0 1; do
+    soft_pod "near-$i" near "  affinity:" "    podAffinity:" "      preferredDuringSchedulingIgnoredDuringExecution:" \
+      "      - weight: 100" "        podAffinityTerm:" "          labelSelector: {matchLabels: {e2e-group: half}}" \
+      "          topologyKey: $ZONE"
+  done; } | k create -f - >/dev/null
+near_bound() { [ "$(bound_count near)" -eq 2 ]; }
+wait_until "2 near pods bound" 60 near_bound || fail "near: $(bound_count near)/2 bound"
+[ "$(zones_of near)" = b ] || fail "near pods not all in the zone they prefer (b): $(zone_counts near)"
+note "6a. near (preferred zone affinity to zone b's pods): $(zone_counts near)"
+k delete pods -l e2e-group=near --wait=true --timeout 60s >/dev/null
+{ podgroup soft 4
+  for i in 0 1 2 3; do
+    soft_pod "soft-$i" soft "  topologySpreadConstraints:" "  - maxSkew: 1" "    topologyKey: $ZONE" \
+      "    whenUnsatisfiable: ScheduleAnyway" "    labelSelector: {matchLabels: {e2e-group: soft}}"
+  done; } | k create -f - >/dev/null
+soft_bound() { [ "$(bound_count soft)" -eq 4 ]; }
+wait_until "4 soft pods bound" 90 soft_bound || fail "soft: $(bound_count soft)/4 bound"
+counts=$(zone_counts soft)
+[ "$counts" = "2 a 2 b " ] || fail "ScheduleAnyway spread pods not two per zone: $counts"
+note "6b. soft (ScheduleAnyway zone spread): $counts"
 echo "PASS affinity e2e"

@@ -435,16 +435,21 @@ TEST(Cycle, HostnameAntiAffinitySpreadsTheGang) {
 // A gang with required affinity to itself on the zone key lands in one zone, even when the best-scored
 // nodes for its later pods are in another zone (the first pod opens its zone; the others are rechecked as
 // nodes come up). A second gang with zone anti-affinity to the first goes to the other zone.
+// Volcano's default configuration without binpack, whose weight 10 outweighs the soft scores (weight 2 each),
+// in Volcano as here.
+SchedulerConf ConfWithoutBinpack() {
+  SchedulerConf conf = Cluster::Conf();
+  for (auto& tier : conf.tiers)
+    std::erase_if(tier.plugins, [](const PluginOption& o) { return o.name == "binpack"; });
+  return conf;
+}
+
 // Preferred anti-affinity on the hostname spreads replicas even where the resource score would stack them
 // (one big node scores highest for every pod: 93, 87, 81, 75 against 75), and preferred zone affinity pulls a
 // pod to the zone of the pods it likes although the other zone's nodes are emptier. Both are batch scores:
 // they change with every placement in the domain, so each pod is placed by a scan, not from a shared heap.
-// Without binpack, whose default weight 10 outweighs podaffinity's 2 in Volcano's configuration too.
 TEST(Cycle, PreferredPodAffinityAndAntiAffinityScoreTheNodes) {
-  SchedulerConf conf = Cluster::Conf();
-  for (auto& tier : conf.tiers)
-    std::erase_if(tier.plugins, [](const PluginOption& o) { return o.name == "binpack"; });
-  Cluster c(conf);
+  Cluster c(ConfWithoutBinpack());
   c.Queue("default");
   c.Node("big", 16000, 64 * kGi, 0, {{"zone", "a"}});
   for (int i = 0; i < 3; ++i) c.Node("small" + std::to_string(i), 4000, 16 * kGi, 0, {{"zone", "a"}});
@@ -508,16 +513,24 @@ TEST(Cycle, ZonePodAffinityKeepsTheGangInOneZone) {
     EXPECT_NE(c.st().FindNode(t->node)->labels.at("zone"), *zones.begin());
 }
 
-// A gang of `n` one-cpu pods labelled app=web, spread over the zones (maxSkew 1) with each other.
-void SpreadGang(Cluster& c, const std::string& name, int n) {
+// A gang of `n` one-cpu pods labelled app=web, spread over the zones (maxSkew 1) with each other:
+// DoNotSchedule, or ScheduleAnyway when `soft`.
+void SpreadGang(Cluster& c, const std::string& name, int n, bool soft = false) {
   JobInfo j = c.Job(name, n);
   c.AddJob(j);
   for (int i = 0; i < n; ++i) {
     TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
     t.labels = {{"app", "web"}};
-    t.spread.push_back(Spread({{"app", "web"}}, "zone"));
+    (soft ? t.soft_spread : t.spread).push_back(Spread({{"app", "web"}}, "zone"));
     c.st().UpsertPod(t);
   }
+}
+// The job's placed pods per zone.
+std::map<std::string, int> PerZone(Cluster& c, const std::string& job) {
+  std::map<std::string, int> per_zone;
+  for (const TaskInfo* t : c.st().TasksOfJob(job))
+    if (!t->node.empty()) ++per_zone[c.st().FindNode(t->node)->labels.at("zone")];
+  return per_zone;
 }
 
 // A gang with a zone spread constraint (maxSkew 1) is split evenly across the zones even though zone a has
@@ -530,36 +543,20 @@ TEST(Cycle, TopologySpreadSplitsTheGangAcrossZones) {
   SpreadGang(c, "web", 6);
   c.Run();
   ASSERT_EQ(c.BoundCount("ns/web"), 6);
-  std::map<std::string, int> per_zone;
-  for (const TaskInfo* t : c.st().TasksOfJob("ns/web")) ++per_zone[c.st().FindNode(t->node)->labels.at("zone")];
-  EXPECT_EQ(per_zone["a"], 3);
-  EXPECT_EQ(per_zone["b"], 3);
+  EXPECT_EQ(PerZone(c, "ns/web"), (std::map<std::string, int>{{"a", 3}, {"b", 3}}));
 }
 
 // ScheduleAnyway spreading scores instead of filtering: the gang still splits across the zones although zone
-// a's emptier nodes win on resources (binpack off: its default weight 10 outweighs podtopologyspread's 2).
+// a's emptier nodes win on resources.
 TEST(Cycle, ScheduleAnywaySpreadScoresTheGangAcrossZones) {
-  SchedulerConf conf = Cluster::Conf();
-  for (auto& tier : conf.tiers)
-    std::erase_if(tier.plugins, [](const PluginOption& o) { return o.name == "binpack"; });
-  Cluster c(conf);
+  Cluster c(ConfWithoutBinpack());
   c.Queue("default");
   for (int i = 0; i < 4; ++i) c.Node("a" + std::to_string(i), 16000, 64 * kGi, 0, {{"zone", "a"}});
   c.Node("b0", 8000, 64 * kGi, 0, {{"zone", "b"}});
-  JobInfo j = c.Job("web", 6);
-  c.AddJob(j);
-  for (int i = 0; i < 6; ++i) {
-    TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
-    t.labels = {{"app", "web"}};
-    t.soft_spread.push_back(Spread({{"app", "web"}}, "zone"));
-    c.st().UpsertPod(t);
-  }
+  SpreadGang(c, "web", 6, /*soft=*/true);
   c.Run();
   ASSERT_EQ(c.BoundCount("ns/web"), 6);
-  std::map<std::string, int> per_zone;
-  for (const TaskInfo* t : c.st().TasksOfJob("ns/web")) ++per_zone[c.st().FindNode(t->node)->labels.at("zone")];
-  EXPECT_EQ(per_zone["a"], 3);
-  EXPECT_EQ(per_zone["b"], 3);
+  EXPECT_EQ(PerZone(c, "ns/web"), (std::map<std::string, int>{{"a", 3}, {"b", 3}}));
 }
 
 // When the smaller zone runs out of room, the skew rule caps the other zone: a gang that would need more

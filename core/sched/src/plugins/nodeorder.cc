@@ -227,12 +227,9 @@ class NodeOrderPlugin final : public Plugin {
 
   // kube-scheduler's InterPodAffinity PreScore state for one pending pod: topology key -> domain -> summed
   // weights. Built with one walk (the pods its own terms may select, plus the pods that carry preferred
-  // terms), reused while the state does not change, and carried across one placement (or its undo) by moving
-  // that task's contribution, as the predicates plugin does for required terms.
+  // terms) and kept by a PlacedPodsMemo (plugins.h), like the predicates' domains for required terms.
   using DomainWeights = std::unordered_map<std::string, std::unordered_map<std::string, int64_t>>;
   struct Affinity {
-    const ClusterState* state = nullptr;
-    uint64_t generation = 0, used = 0;
     std::string ns;
     Labels labels;
     std::vector<WeightedPodAffinityTerm> terms;
@@ -292,47 +289,20 @@ class NodeOrderPlugin final : public Plugin {
   }
 
   const Affinity& AffinityFor(const ClusterState& st, const TaskInfo& t) const {
-    ++clock_;
-    Affinity* hit = nullptr;
-    for (auto& q : affinity_memo_)
-      if (q.state == &st && q.ns == t.ns && q.labels == t.labels && q.terms == t.preferred_pod_terms) {
-        hit = &q;
-        break;
-      }
-    if (hit && hit->generation == st.generation()) {
-      hit->used = clock_;
-      return *hit;
-    }
-    const auto& last = st.last_transition();
-    if (hit && hit->generation + 1 == st.generation() && last.generation == st.generation() && last.task) {
-      const TaskInfo& e = *last.task;
-      if (!last.old_node.empty() && OnNodeForScheduling(last.old_status))
-        if (const NodeInfo* n = st.FindNode(last.old_node)) {
-          Own(*hit, e, *n, -1);
-          Theirs(*hit, e, *n, -1);
-        }
-      if (Placed(e))
-        if (const NodeInfo* n = st.FindNode(e.node)) {
-          Own(*hit, e, *n, +1);
-          Theirs(*hit, e, *n, +1);
-        }
-      hit->generation = st.generation();
-      hit->used = clock_;
-      return *hit;
-    }
-    if (!hit) {
-      hit = &affinity_memo_[0];
-      for (auto& q : affinity_memo_)
-        if (q.used < hit->used) hit = &q;
-      hit->state = &st;
-      hit->ns = t.ns;
-      hit->labels = t.labels;
-      hit->terms = t.preferred_pod_terms;
-    }
-    Rebuild(*hit, st);
-    hit->generation = st.generation();
-    hit->used = clock_;
-    return *hit;
+    return affinity_memo_.Get(
+        st,
+        [&](const Affinity& q) { return q.ns == t.ns && q.labels == t.labels && q.terms == t.preferred_pod_terms; },
+        [&](Affinity& q) {
+          q.ns = t.ns;
+          q.labels = t.labels;
+          q.terms = t.preferred_pod_terms;
+        },
+        [&](Affinity& q) { Rebuild(q, st); },
+        [](Affinity& q, const TaskInfo& e, TaskStatus, const NodeInfo& n, int sign) {
+          Own(q, e, n, sign);
+          Theirs(q, e, n, sign);
+        },
+        [](Affinity&) {});
   }
 
   // The largest intolerable PreferNoSchedule count over the schedulable nodes for this task's tolerations.
@@ -353,8 +323,7 @@ class NodeOrderPlugin final : public Plugin {
   }
 
   double least_, balanced_, most_, node_affinity_, taint_, pod_affinity_, spread_;
-  mutable std::array<Affinity, 4> affinity_memo_;
-  mutable uint64_t clock_ = 0;
+  mutable PlacedPodsMemo<Affinity, 4> affinity_memo_;
   // Single-threaded: a plugin instance belongs to one state thread (the extender has its own instances).
   mutable std::unordered_map<uint32_t, int64_t> max_by_shape_;
   mutable uint64_t memo_epoch_ = 0;

@@ -3,6 +3,7 @@
 // tephra_sched: callers create plugins through the registry.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -70,6 +71,61 @@ inline bool SpreadIncludes(const TaskInfo& t, const SpreadConstraint& c, const N
 }
 // Pods being deleted do not count for spreading (kube-scheduler skips them), nor do pods not on a node.
 inline bool CountsForSpread(TaskStatus s) { return OnNodeForScheduling(s) && s != TaskStatus::kReleasing; }
+
+// A few memoised answers about the placed pods for the pending pods asked about (Entry: the question and
+// its answer), reused while the state does not change. The allocate loop places one task at a time
+// (ClusterState::last_transition says which), so an answer one generation behind is carried forward by
+// moving that one task's contribution instead of being rebuilt. Least recently used entries are replaced.
+// Single-threaded like ClusterState.
+template <typename Entry, size_t N>
+class PlacedPodsMemo {
+ public:
+  // same(entry): the entry answers this question. init(entry): make a replaced entry ask it. rebuild(entry):
+  // answer from scratch. move(entry, pod, status, node, sign): add (+1) or remove (-1) one placed pod's
+  // contribution. settle(entry): finish after moves (e.g. recompute a minimum).
+  template <typename Same, typename Init, typename Rebuild, typename Move, typename Settle>
+  Entry& Get(const ClusterState& st, Same&& same, Init&& init, Rebuild&& rebuild, Move&& move, Settle&& settle) {
+    ++clock_;
+    Slot* hit = nullptr;
+    for (auto& s : slots_)
+      if (s.state == &st && same(s.entry)) {
+        hit = &s;
+        break;
+      }
+    const auto& last = st.last_transition();
+    if (hit && hit->generation == st.generation()) {
+      // current
+    } else if (hit && hit->generation + 1 == st.generation() && last.generation == st.generation() && last.task) {
+      const TaskInfo& e = *last.task;
+      if (!last.old_node.empty() && OnNodeForScheduling(last.old_status))
+        if (const NodeInfo* n = st.FindNode(last.old_node)) move(hit->entry, e, last.old_status, *n, -1);
+      if (!e.node.empty() && OnNodeForScheduling(e.status))
+        if (const NodeInfo* n = st.FindNode(e.node)) move(hit->entry, e, e.status, *n, +1);
+      settle(hit->entry);
+    } else {
+      if (!hit) {
+        hit = &slots_[0];
+        for (auto& s : slots_)
+          if (s.used < hit->used) hit = &s;
+        hit->state = &st;
+        init(hit->entry);
+      }
+      rebuild(hit->entry);
+    }
+    hit->generation = st.generation();
+    hit->used = clock_;
+    return hit->entry;
+  }
+
+ private:
+  struct Slot {
+    const ClusterState* state = nullptr;
+    uint64_t generation = 0, used = 0;
+    Entry entry;
+  };
+  std::array<Slot, N> slots_;
+  uint64_t clock_ = 0;
+};
 
 inline int Cmp(double a, double b) { return a < b ? -1 : (a > b ? 1 : 0); }
 

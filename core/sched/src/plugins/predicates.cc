@@ -204,9 +204,8 @@ class PredicatesPlugin final : public Plugin {
   }
 
   // For one pending pod, the domains (topology values) that the filter asks about, with the number of placed
-  // pods that put each domain there. Computed with one walk over the placed pods, reused for every node
-  // while the state does not change, and kept current across a single placement (the allocate loop places
-  // one task at a time; ClusterState::last_transition says which) by moving that one task's contribution.
+  // pods that put each domain there. Computed with one walk over the placed pods and kept by a
+  // PlacedPodsMemo (plugins.h): reused for every node, carried across one placement.
   using Counts = std::unordered_map<std::string, int>;  // domain value -> placed pods
   // One spread constraint: every eligible domain (zero included: an empty domain is the minimum) with the
   // matching pods in it, and the smallest count (INT64_MAX when no node is eligible, as kube-scheduler's
@@ -222,9 +221,6 @@ class PredicatesPlugin final : public Plugin {
     }
   };
   struct Domains {
-    const ClusterState* state = nullptr;
-    uint64_t generation = 0;
-    uint64_t used = 0;  // for replacement
     TaskInfo task;      // the question: namespace, labels and terms (not the uid: a gang's pods share answers)
     std::unordered_map<std::string, Counts> existing_anti;  // topology key -> domains
     std::vector<Counts> anti, affinity;                      // per term of the pod
@@ -340,55 +336,33 @@ class PredicatesPlugin final : public Plugin {
   }
 
   const Domains& DomainsFor(const ClusterState& st, const TaskInfo& t) const {
-    ++clock_;
-    Domains* hit = nullptr;
-    for (auto& d : memo_)
-      if (d.state == &st && SameQuestion(d.task, t)) { hit = &d; break; }
-    if (hit && hit->generation == st.generation()) {
-      hit->used = clock_;
-      return *hit;
-    }
-    const auto& last = st.last_transition();
-    if (hit && hit->generation + 1 == st.generation() && last.generation == st.generation() && last.task) {
-      // One placement (or its undo) since: move that task's contribution.
-      const TaskInfo& e = *last.task;
-      if (!last.old_node.empty() && OnNodeForScheduling(last.old_status))
-        if (const NodeInfo* n = st.FindNode(last.old_node)) Contribute(*hit, hit->task, e, last.old_status, *n, -1);
-      if (Placed(e))
-        if (const NodeInfo* n = st.FindNode(e.node)) Contribute(*hit, hit->task, e, e.status, *n, +1);
-      for (auto& sc : hit->spread)
-        if (sc.dirty) sc.RecomputeMin();
-      hit->generation = st.generation();
-      hit->used = clock_;
-      return *hit;
-    }
-    if (!hit) {
-      // Replace the least recently used entry.
-      hit = &memo_[0];
-      for (auto& d : memo_)
-        if (d.used < hit->used) hit = &d;
-      hit->state = &st;
-      hit->task = TaskInfo{};
-      hit->task.ns = t.ns;
-      hit->task.labels = t.labels;
-      hit->task.pod_affinity = t.pod_affinity;
-      hit->task.pod_anti_affinity = t.pod_anti_affinity;
-      hit->task.spread = t.spread;
-      hit->task.node_selector = t.node_selector;
-      hit->task.required_affinity = t.required_affinity;
-      hit->task.tolerations = t.tolerations;
-    }
-    Rebuild(*hit, st, hit->task);
-    hit->generation = st.generation();
-    hit->used = clock_;
-    return *hit;
+    return memo_.Get(
+        st, [&](const Domains& d) { return SameQuestion(d.task, t); },
+        [&](Domains& d) {
+          d.task = TaskInfo{};
+          d.task.ns = t.ns;
+          d.task.labels = t.labels;
+          d.task.pod_affinity = t.pod_affinity;
+          d.task.pod_anti_affinity = t.pod_anti_affinity;
+          d.task.spread = t.spread;
+          d.task.node_selector = t.node_selector;
+          d.task.required_affinity = t.required_affinity;
+          d.task.tolerations = t.tolerations;
+        },
+        [&](Domains& d) { Rebuild(d, st, d.task); },
+        [](Domains& d, const TaskInfo& e, TaskStatus status, const NodeInfo& n, int sign) {
+          Contribute(d, d.task, e, status, n, sign);
+        },
+        [](Domains& d) {
+          for (auto& sc : d.spread)
+            if (sc.dirty) sc.RecomputeMin();
+        });
   }
 
   bool node_affinity_, taints_, pod_affinity_, node_ports_, spread_, volumes_;
   // Single-threaded like ClusterState: the scheduler runs one cycle at a time. A few questions at once: the
   // allocate loop alternates between a group's representative and the task being placed.
-  mutable std::array<Domains, 8> memo_;
-  mutable uint64_t clock_ = 0;
+  mutable PlacedPodsMemo<Domains, 8> memo_;
 };
 
 }  // namespace

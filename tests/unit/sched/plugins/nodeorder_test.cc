@@ -176,11 +176,6 @@ TEST(NodeOrder, PreferNoScheduleTaintsScoreInReverseLikeKubeScheduler) {
   EXPECT_EQ(ws.NodeScore(t, w.N("two")), ws.NodeScore(t, w.N("clean"))) << "weight 0 turns the score off";
 }
 
-}  // namespace
-}  // namespace tephra::sched
-
-namespace tephra::sched {
-namespace {
 
 WeightedPodAffinityTerm Preferred(int32_t weight, bool anti, Labels match, std::string key) {
   return {weight, anti, testing::Term(std::move(match), std::move(key))};
@@ -191,18 +186,18 @@ WeightedPodAffinityTerm Preferred(int32_t weight, bool anti, Labels match, std::
 // Raw sums: a1 = 40 - 20 = 20, a2 = 40, b1 = -10, c1 (no zone) = 0. Over all four nodes min -10, max 40:
 // int64(100 * (raw + 10) / 50) = 60, 100, 0, 20; times podaffinity.weight 2. Over {a1, c1} only: 100, 0.
 TEST(NodeOrder, PreferredPodAffinityIsKubeSchedulersNormalisedDomainScore) {
-  testing::Harness h;
+  Harness h;
   h.Add(PluginOption::Named("nodeorder"));
-  h.AddNode("a1", Resource::CpuMem(4000, 8 * testing::kGi), {{"zone", "a"}});
-  h.AddNode("a2", Resource::CpuMem(4000, 8 * testing::kGi), {{"zone", "a"}});
-  h.AddNode("b1", Resource::CpuMem(4000, 8 * testing::kGi), {{"zone", "b"}});
-  h.AddNode("c1", Resource::CpuMem(4000, 8 * testing::kGi));
-  TaskInfo db = testing::Harness::Pod("db", Resource::Cpu(100));
+  h.AddNode("a1", Resource::CpuMem(4000, 8 * kGi), {{"zone", "a"}});
+  h.AddNode("a2", Resource::CpuMem(4000, 8 * kGi), {{"zone", "a"}});
+  h.AddNode("b1", Resource::CpuMem(4000, 8 * kGi), {{"zone", "b"}});
+  h.AddNode("c1", Resource::CpuMem(4000, 8 * kGi));
+  TaskInfo db = Harness::Pod("db", Resource::Cpu(100));
   db.labels = {{"app", "db"}};
   db.status = TaskStatus::kRunning;
   db.node = "a1";
   h.AddPod(db);
-  TaskInfo cache = testing::Harness::Pod("cache", Resource::Cpu(100));
+  TaskInfo cache = Harness::Pod("cache", Resource::Cpu(100));
   cache.labels = {{"app", "cache"}};
   cache.preferred_pod_terms.push_back(Preferred(10, true, {{"app", "web"}}, "zone"));
   cache.status = TaskStatus::kRunning;
@@ -210,7 +205,7 @@ TEST(NodeOrder, PreferredPodAffinityIsKubeSchedulersNormalisedDomainScore) {
   h.AddPod(cache);
   Session& s = h.Open();
 
-  TaskInfo web = testing::Harness::Pod("web", Resource::Cpu(100));
+  TaskInfo web = Harness::Pod("web", Resource::Cpu(100));
   web.labels = {{"app", "web"}};
   web.preferred_pod_terms.push_back(Preferred(40, false, {{"app", "db"}}, "zone"));
   web.preferred_pod_terms.push_back(Preferred(20, true, {{"app", "db"}}, "kubernetes.io/hostname"));
@@ -226,7 +221,7 @@ TEST(NodeOrder, PreferredPodAffinityIsKubeSchedulersNormalisedDomainScore) {
   EXPECT_EQ(two_scores, (std::vector<double>{200, 0})) << "normalised over the nodes asked about";
 
   // Symmetry alone: a pod without terms is still scored by the cache pod's term when it selects it.
-  TaskInfo plain = testing::Harness::Pod("plain", Resource::Cpu(100));
+  TaskInfo plain = Harness::Pod("plain", Resource::Cpu(100));
   plain.labels = {{"app", "web"}};
   ASSERT_TRUE(s.BatchScored(plain));
   std::vector<double> plain_scores(4, 0);
@@ -238,27 +233,22 @@ TEST(NodeOrder, PreferredPodAffinityIsKubeSchedulersNormalisedDomainScore) {
 }
 
 TEST(NodeOrder, PodAffinityWeightZeroTurnsTheBatchScoreOff) {
-  testing::Harness h;
+  Harness h;
   PluginOption o = PluginOption::Named("nodeorder");
   o.arguments["podaffinity.weight"] = "0";
   h.Add(o);
-  h.AddNode("a1", Resource::CpuMem(4000, 8 * testing::kGi), {{"zone", "a"}});
-  TaskInfo db = testing::Harness::Pod("db", Resource::Cpu(100));
+  h.AddNode("a1", Resource::CpuMem(4000, 8 * kGi), {{"zone", "a"}});
+  TaskInfo db = Harness::Pod("db", Resource::Cpu(100));
   db.labels = {{"app", "db"}};
   db.status = TaskStatus::kRunning;
   db.node = "a1";
   h.AddPod(db);
   Session& s = h.Open();
-  TaskInfo web = testing::Harness::Pod("web", Resource::Cpu(100));
+  TaskInfo web = Harness::Pod("web", Resource::Cpu(100));
   web.preferred_pod_terms.push_back(Preferred(40, false, {{"app", "db"}}, "zone"));
   EXPECT_FALSE(s.BatchScored(web));
 }
 
-}  // namespace
-}  // namespace tephra::sched
-
-namespace tephra::sched {
-namespace {
 
 // kube-scheduler's PodTopologySpread score for ScheduleAnyway constraints, by hand. Constraints: zone
 // (maxSkew 1) and hostname (maxSkew 2), both counting app=web. Placed web pods: 2 on a1, 1 on b1. Node x has
@@ -267,28 +257,28 @@ namespace {
 //   b1: round(log 4 + log 5 + 1) = round(4.00) = 4.
 // Normalised 100 * (max + min - raw) / max with max 7, min 4: a1 400 / 7 = 57, a2 and b1 100; times 2.
 TEST(NodeOrder, ScheduleAnywaySpreadIsKubeSchedulersScore) {
-  testing::Harness h;
+  Harness h;
   h.Add(PluginOption::Named("nodeorder"));
-  h.AddNode("a1", Resource::CpuMem(8000, 8 * testing::kGi), {{"zone", "a"}});
-  h.AddNode("a2", Resource::CpuMem(8000, 8 * testing::kGi), {{"zone", "a"}});
-  h.AddNode("b1", Resource::CpuMem(8000, 8 * testing::kGi), {{"zone", "b"}});
-  h.AddNode("x", Resource::CpuMem(8000, 8 * testing::kGi));
+  h.AddNode("a1", Resource::CpuMem(8000, 8 * kGi), {{"zone", "a"}});
+  h.AddNode("a2", Resource::CpuMem(8000, 8 * kGi), {{"zone", "a"}});
+  h.AddNode("b1", Resource::CpuMem(8000, 8 * kGi), {{"zone", "b"}});
+  h.AddNode("x", Resource::CpuMem(8000, 8 * kGi));
   int i = 0;
   for (const char* node : {"a1", "a1", "b1"}) {
-    TaskInfo p = testing::Harness::Pod("w" + std::to_string(i++), Resource::Cpu(100));
+    TaskInfo p = Harness::Pod("w" + std::to_string(i++), Resource::Cpu(100));
     p.labels = {{"app", "web"}};
     p.status = TaskStatus::kRunning;
     p.node = node;
     h.AddPod(p);
   }
-  TaskInfo other = testing::Harness::Pod("other-ns", Resource::Cpu(100));  // another namespace: not counted
+  TaskInfo other = Harness::Pod("other-ns", Resource::Cpu(100));  // another namespace: not counted
   other.ns = "elsewhere";
   other.labels = {{"app", "web"}};
   other.status = TaskStatus::kRunning;
   other.node = "a2";
   h.AddPod(other);
   Session& s = h.Open();
-  TaskInfo t = testing::Harness::Pod("t", Resource::Cpu(100));
+  TaskInfo t = Harness::Pod("t", Resource::Cpu(100));
   t.labels = {{"app", "web"}};
   EXPECT_FALSE(s.BatchScored(t));
   t.soft_spread.push_back(testing::Spread({{"app", "web"}}, "zone", 1));
