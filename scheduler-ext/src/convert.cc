@@ -471,7 +471,13 @@ sched::VolumeInfo ToVolumeInfo(const api::PersistentVolume& pv) {
 }
 
 sched::StorageClassInfo ToStorageClassInfo(const api::StorageClass& sc) {
-  return {sc.volume_binding_mode == "WaitForFirstConsumer", sc.provisioner == "kubernetes.io/no-provisioner"};
+  sched::StorageClassInfo out{sc.volume_binding_mode == "WaitForFirstConsumer", sc.provisioner == "kubernetes.io/no-provisioner", {}};
+  for (const auto& term : sc.allowed_topologies) {
+    sched::NodeSelectorTerm t;
+    for (const auto& r : term.match_label_expressions) t.match_expressions.push_back({r.key, sched::SelectorOp::kIn, r.values});
+    out.allowed_topologies.push_back(std::move(t));
+  }
+  return out;
 }
 
 }  // namespace tephra::scheduler

@@ -447,7 +447,13 @@ TEPHRA_API_CODEC(VolumeNodeAffinity, VNA_FIELDS)
 TEPHRA_API_CODEC(PersistentVolumeSpec, PVSPEC_FIELDS)
 #define PV_FIELDS(F, A) F("metadata", metadata) F("spec", spec) F("status", status)
 TEPHRA_API_KIND(PersistentVolume, PV_FIELDS, "", "v1", "persistentvolumes", false)
-#define SC_FIELDS(F, A) F("metadata", metadata) F("provisioner", provisioner) F("volumeBindingMode", volume_binding_mode)
+#define TSLR_FIELDS(F, A) F("key", key) F("values", values)
+TEPHRA_API_CODEC(TopologySelectorLabelRequirement, TSLR_FIELDS)
+#define TST_FIELDS(F, A) F("matchLabelExpressions", match_label_expressions)
+TEPHRA_API_CODEC(TopologySelectorTerm, TST_FIELDS)
+#define SC_FIELDS(F, A)                                                                                     \
+  F("metadata", metadata) F("provisioner", provisioner) F("volumeBindingMode", volume_binding_mode)        \
+      F("allowedTopologies", allowed_topologies)
 TEPHRA_API_KIND(StorageClass, SC_FIELDS, "storage.k8s.io", "v1", "storageclasses", false)
 
 // --- event ---

@@ -110,6 +110,16 @@ TEST(ConvertTest, ClaimsVolumesAndClassesForTheVolumePredicates) {
   EXPECT_TRUE(v.node_affinity[0].Matches({{"kubernetes.io/hostname", "n2"}}, "n2"));
   EXPECT_FALSE(v.node_affinity[0].Matches({{"kubernetes.io/hostname", "n3"}}, "n3"));
   EXPECT_TRUE(ToVolumeInfo(Decode<api::PersistentVolume>(R"({"metadata": {"name": "nfs"}, "spec": {}})")).node_affinity.empty());
+  auto sc = Decode<api::StorageClass>(R"({
+    "metadata": {"name": "zonal"}, "provisioner": "example.com/csi", "volumeBindingMode": "WaitForFirstConsumer",
+    "allowedTopologies": [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["a", "c"]}]}]})");
+  sched::StorageClassInfo si = ToStorageClassInfo(sc);
+  EXPECT_TRUE(si.wait_for_first_consumer);
+  EXPECT_FALSE(si.static_only);
+  ASSERT_EQ(si.allowed_topologies.size(), 1u);
+  EXPECT_TRUE(si.allowed_topologies[0].Matches({{"topology.kubernetes.io/zone", "c"}}, "n1"));
+  EXPECT_FALSE(si.allowed_topologies[0].Matches({{"topology.kubernetes.io/zone", "b"}}, "n1"));
+  EXPECT_FALSE(si.allowed_topologies[0].Matches({}, "n1")) << "a node without the key is not in the topology";
 }
 
 TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {

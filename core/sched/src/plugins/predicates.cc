@@ -163,8 +163,9 @@ class PredicatesPlugin final : public Plugin {
   // so no node fits yet; a bound claim's volume must be usable from the node (its required node affinity).
   // An unbound claim of a WaitForFirstConsumer class passes when the class provisions volumes: the binder
   // names the chosen node on the claim (volume.kubernetes.io/selected-node) before it binds the pod, and the
-  // provisioner creates the volume there. Choosing among pre-created volumes of such a class
-  // (kubernetes.io/no-provisioner) is not done yet, and says so (docs/scheduler.md).
+  // provisioner creates the volume there; the class's allowedTopologies must allow that node. Choosing
+  // among pre-created volumes of such a class (kubernetes.io/no-provisioner) is not done yet, and says so
+  // (docs/scheduler.md).
   static Fit VolumeFit(const ClusterState& st, const TaskInfo& t, const NodeInfo& n) {
     for (const auto& name : t.claims) {
       const ClaimInfo* c = st.FindClaim(t.ns + "/" + name);
@@ -176,7 +177,12 @@ class PredicatesPlugin final : public Plugin {
         if (sc->static_only)
           return Fit::No("claim waits for a pre-created volume (WaitForFirstConsumer, kubernetes.io/no-provisioner), "
                          "which this scheduler does not bind yet", "claim", name);
-        continue;  // provisioned on the node the binder names
+        // Provisioned on the node the binder names, where the class's allowedTopologies allow it.
+        if (!sc->allowed_topologies.empty() &&
+            std::none_of(sc->allowed_topologies.begin(), sc->allowed_topologies.end(),
+                         [&](const NodeSelectorTerm& term) { return term.Matches(n.labels, n.name); }))
+          return Fit::No("node(s) didn't find available persistent volumes to bind");
+        continue;
       }
       const VolumeInfo* v = st.FindVolume(c->volume);
       if (!v) return Fit::No("bound persistentvolume not found", "volume", c->volume);

@@ -250,7 +250,8 @@ TEST(Predicates, TopologySpreadCountsEligibleDomainsOnly) {
 // address) conflicts with a pod on the node, or one pipelined onto it in this cycle.
 // kube-scheduler's VolumeBinding for pods with claims: a claim that is missing or being deleted, or unbound
 // in a class that binds at once, fits no node; a bound claim fits the nodes its volume's node affinity
-// allows; an unbound WaitForFirstConsumer claim fits everywhere (the volume follows the pod).
+// allows; an unbound WaitForFirstConsumer claim fits wherever its class's allowedTopologies allow (the volume
+// follows the pod).
 TEST(Predicates, VolumeBindingLikeKubeScheduler) {
   Harness h;
   h.Add(PluginOption::Named("predicates"));
@@ -267,8 +268,12 @@ TEST(Predicates, VolumeBindingLikeKubeScheduler) {
   h.st.UpsertClaim("ns/going", {"pv-nfs", "", true});
   h.st.UpsertClaim("ns/orphan", {"pv-gone", "", false});
   h.st.UpsertClaim("ns/local-later", {"", "local-wffc", false});
-  h.st.UpsertStorageClass("wffc", {true, false});
-  h.st.UpsertStorageClass("local-wffc", {true, true});
+  h.st.UpsertClaim("ns/zonal-later", {"", "zone-a-wffc", false});
+  h.st.UpsertStorageClass("wffc", {true, false, {}});
+  h.st.UpsertStorageClass("local-wffc", {true, true, {}});
+  // allowedTopologies: provisioned only where the hostname is a (terms ORed, expressions `key In values`).
+  h.st.UpsertStorageClass("zone-a-wffc", {true, false, {{{{"kubernetes.io/hostname", SelectorOp::kIn, {"a"}}}, {}},
+                                                        {{{"no-such-key", SelectorOp::kIn, {"x"}}}, {}}}});
   Session& s = h.Open();
   auto fit = [&](std::vector<std::string> claims, const std::string& node) {
     TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
@@ -281,6 +286,8 @@ TEST(Predicates, VolumeBindingLikeKubeScheduler) {
   EXPECT_EQ(fit({"shared"}, "b"), "");
   EXPECT_EQ(fit({"pending"}, "a"), "pod has unbound immediate PersistentVolumeClaims");
   EXPECT_EQ(fit({"later"}, "b"), "");
+  EXPECT_EQ(fit({"zonal-later"}, "a"), "");
+  EXPECT_EQ(fit({"zonal-later"}, "b"), "node(s) didn't find available persistent volumes to bind");
   EXPECT_EQ(fit({"local-later"}, "b"),
             "claim waits for a pre-created volume (WaitForFirstConsumer, kubernetes.io/no-provisioner), which this "
             "scheduler does not bind yet {claim: local-later}");
@@ -292,7 +299,7 @@ TEST(Predicates, VolumeBindingLikeKubeScheduler) {
   h.st.UpsertClaim("ns/pending", {"pv-local", "", false});
   EXPECT_GT(h.st.topology_version(), before);
   EXPECT_EQ(fit({"pending"}, "a"), "");
-  h.st.UpsertStorageClass("wffc", {false, false});
+  h.st.UpsertStorageClass("wffc", {false, false, {}});
   EXPECT_EQ(fit({"later"}, "b"), "pod has unbound immediate PersistentVolumeClaims");
   // predicate.VolumeBindingEnable: false turns the check off, as in Volcano.
   Harness off;

@@ -701,12 +701,29 @@ struct PersistentVolume {
 Status Decode(const json& j, PersistentVolume* out);
 void Encode(const PersistentVolume& in, json* j);
 
+// allowedTopologies of a StorageClass: a node matches a term when, for every expression, its value of the
+// key is one of the values; terms are ORed.
+struct TopologySelectorLabelRequirement {
+  std::string key;
+  std::vector<std::string> values;
+  json extra;
+};
+Status Decode(const json& j, TopologySelectorLabelRequirement* out);
+void Encode(const TopologySelectorLabelRequirement& in, json* j);
+struct TopologySelectorTerm {
+  std::vector<TopologySelectorLabelRequirement> match_label_expressions;
+  json extra;
+};
+Status Decode(const json& j, TopologySelectorTerm* out);
+void Encode(const TopologySelectorTerm& in, json* j);
+
 struct StorageClass {
   static const ResourceInfo& Resource();
   std::string api_version, kind;
   ObjectMeta metadata;
   std::string provisioner;
   std::string volume_binding_mode;  // Immediate (default) or WaitForFirstConsumer
+  std::vector<TopologySelectorTerm> allowed_topologies;  // empty: volumes can be provisioned for any node
   json extra;
 };
 Status Decode(const json& j, StorageClass* out);

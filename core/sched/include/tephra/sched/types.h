@@ -147,6 +147,8 @@ struct ClaimInfo {
 struct StorageClassInfo {
   bool wait_for_first_consumer = false;  // volumeBindingMode WaitForFirstConsumer (else Immediate)
   bool static_only = false;              // provisioner kubernetes.io/no-provisioner: pre-created volumes only
+  // allowedTopologies as node selector terms (each expression `key In values`; ORed); empty = every node.
+  std::vector<NodeSelectorTerm> allowed_topologies;
   bool operator==(const StorageClassInfo&) const = default;
 };
 // A PersistentVolume: the nodes it can be used from (spec.nodeAffinity.required; no terms = every node).
