@@ -39,10 +39,12 @@ SchedulerConf BenchConf(bool preempt = false) {
   return c;
 }
 
-// `affinity`: every fourth gang wants its pods in one spine (required pod affinity to itself on the spine
+// `affinity` 1: every fourth gang wants its pods in one spine (required pod affinity to itself on the spine
 // label) and every fourth gang, offset by two, one pod per node (hostname anti-affinity to itself): the
-// inter-pod affinity filter's cost on a busy cluster.
-std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool preempt = false, bool affinity = false) {
+// inter-pod affinity filter's cost on a busy cluster. 2: the same gangs with the soft forms, which only score
+// (preferred pod affinity on the spine, weight 100; a ScheduleAnyway hostname spread): the cost of the batch
+// scores, whose tasks are placed by a scan of the feasible nodes instead of from the shared heaps.
+std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool preempt = false, int affinity = 0) {
   auto s = std::move(Scheduler::Create(BenchConf(preempt))).value();
   ClusterState& st = s->state();
   int gpu = *st.resources().Intern("nvidia.com/gpu");
@@ -113,14 +115,23 @@ std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool pr
       t.role = k == 0 ? "ps" : "worker";
       t.request = Resource::CpuMem(8000, 64 * kGi).With(gpu, 1);
       t.creation_index = order++;
-      if (affinity && g % 2 == 0) {
+      if (affinity != 0 && g % 2 == 0) {
         // A term selecting the gang's own pods: affinity on the spine (g % 4 == 0) or anti-affinity per node.
         t.labels = {{"gang", job.name}};
         PodAffinityTerm term;
         term.selector.match_labels = t.labels;
         term.namespaces = {job.ns};
         term.topology_key = g % 4 == 0 ? "volcano.sh/hypernode-spine" : "kubernetes.io/hostname";
-        (g % 4 == 0 ? t.pod_affinity : t.pod_anti_affinity).push_back(std::move(term));
+        if (affinity == 1) {
+          (g % 4 == 0 ? t.pod_affinity : t.pod_anti_affinity).push_back(std::move(term));
+        } else if (g % 4 == 0) {
+          t.preferred_pod_terms.push_back({100, false, std::move(term)});
+        } else {
+          SpreadConstraint c;
+          c.selector.match_labels = t.labels;
+          c.topology_key = "kubernetes.io/hostname";
+          t.soft_spread.push_back(std::move(c));
+        }
       }
       st.UpsertPod(t);
     }
@@ -148,7 +159,7 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 // First cycle on a fresh cluster: enqueue + allocate of all pending gangs.
-void FirstCycles(benchmark::State& state, bool affinity) {
+void FirstCycles(benchmark::State& state, int affinity) {
   const int nodes = static_cast<int>(state.range(0)), pods = static_cast<int>(state.range(1)),
             gangs = static_cast<int>(state.range(2));
   std::vector<double> ms;
@@ -176,11 +187,11 @@ void FirstCycles(benchmark::State& state, bool affinity) {
   state.counters["peak_rss_mb"] = PeakRssMb();
 }
 
-void BM_FullCycle(benchmark::State& state) { FirstCycles(state, false); }
+void BM_FullCycle(benchmark::State& state) { FirstCycles(state, 0); }
 
 // BM_FullCycle with a quarter of the gangs in one spine by pod affinity and a quarter spread one pod per
-// node by anti-affinity (fourth argument 1), or the same cluster without them (0).
-void BM_AffinityCycle(benchmark::State& state) { FirstCycles(state, state.range(3) != 0); }
+// node by anti-affinity (fourth argument 1), the soft forms of both (2), or the same cluster without them (0).
+void BM_AffinityCycle(benchmark::State& state) { FirstCycles(state, static_cast<int>(state.range(3))); }
 
 // Cycles after the first, with no input change: must skip unschedulable gangs and write nothing.
 // Fourth argument 1 = preempt and reclaim on: after a change, victim searches run for up to
@@ -264,7 +275,7 @@ void BM_PendingLine(benchmark::State& state) {
 
 BENCHMARK(BM_FullCycle)->Args({200, 4000, 40})->Args({5000, 100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(3);
 // Fourth argument: 0 = the same cluster without affinity terms (the baseline), 1 = with them. Manual.
-BENCHMARK(BM_AffinityCycle)->Args({1000, 20000, 250, 0})->Args({1000, 20000, 250, 1})->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_AffinityCycle)->Args({1000, 20000, 250, 0})->Args({1000, 20000, 250, 1})->Args({1000, 20000, 250, 2})->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_NoChangeCycle)
     ->Args({200, 4000, 40, 0})
     ->Args({5000, 100000, 1000, 0})

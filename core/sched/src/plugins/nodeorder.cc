@@ -38,7 +38,9 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "plugins.h"
 
@@ -140,10 +142,10 @@ class NodeOrderPlugin final : public Plugin {
   void SpreadScores(const ClusterState& st, const TaskInfo& t, std::span<const int> slots,
                     std::span<double> scores) const {
     const auto& cs = t.soft_spread;
-    const std::string kHostname = "kubernetes.io/hostname";
-    // Candidates: ignored (missing a key) or not; the domains among them per constraint.
+    const auto& counts = SpreadFor(st, t).counts;
+    // Candidates missing a key are ignored; the number of domains among the others sets each weight.
     std::vector<char> ignored(slots.size(), 0);
-    std::vector<std::unordered_map<std::string, int64_t>> counts(cs.size());
+    std::vector<std::unordered_set<std::string_view>> domains(cs.size());
     size_t kept = 0;
     for (size_t i = 0; i < slots.size(); ++i) {
       const NodeInfo& n = st.NodeAt(slots[i]);
@@ -153,31 +155,12 @@ class NodeOrderPlugin final : public Plugin {
       }
       ++kept;
       for (size_t c = 0; c < cs.size(); ++c)
-        if (cs[c].topology_key != kHostname) counts[c].try_emplace(*DomainOf(n, cs[c].topology_key), 0);
+        if (cs[c].topology_key != kHostnameKey) domains[c].insert(*DomainOf(n, cs[c].topology_key));
     }
     if (kept == 0) return;  // every candidate ignored: all 0
     std::vector<double> weight(cs.size());
     for (size_t c = 0; c < cs.size(); ++c)
-      weight[c] = std::log(static_cast<double>((cs[c].topology_key == kHostname ? kept : counts[c].size()) + 2));
-    // Count the matching pods of the namespace: per domain (counted on nodes with every key that the
-    // constraint includes) and, for hostname constraints, per node.
-    std::unordered_map<std::string, std::vector<int64_t>> on_node;  // node -> count per constraint
-    st.ForEachTaskInNamespace(t.ns, [&](const TaskInfo& e) {
-      if (e.node.empty() || !CountsForSpread(e.status)) return;
-      const NodeInfo* n = st.FindNode(e.node);
-      if (!n) return;
-      for (size_t c = 0; c < cs.size(); ++c) {
-        if (!cs[c].Matches(e.labels)) continue;
-        if (cs[c].topology_key == kHostname) {
-          auto& v = on_node[n->name];
-          v.resize(cs.size(), 0);
-          ++v[c];
-          continue;
-        }
-        if (!HasSpreadKeys(cs, *n) || !SpreadIncludes(t, cs[c], *n)) continue;
-        if (auto it = counts[c].find(*DomainOf(*n, cs[c].topology_key)); it != counts[c].end()) ++it->second;
-      }
-    });
+      weight[c] = std::log(static_cast<double>((cs[c].topology_key == kHostnameKey ? kept : domains[c].size()) + 2));
     std::vector<int64_t> raw(slots.size(), 0);
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
     for (size_t i = 0; i < slots.size(); ++i) {
@@ -185,12 +168,8 @@ class NodeOrderPlugin final : public Plugin {
       const NodeInfo& n = st.NodeAt(slots[i]);
       double s = 0;
       for (size_t c = 0; c < cs.size(); ++c) {
-        int64_t cnt = 0;
-        if (cs[c].topology_key == kHostname) {
-          if (auto it = on_node.find(n.name); it != on_node.end()) cnt = it->second[c];
-        } else {
-          cnt = counts[c].at(*DomainOf(n, cs[c].topology_key));
-        }
+        auto it = counts[c].find(*DomainOf(n, cs[c].topology_key));
+        const int64_t cnt = it == counts[c].end() ? 0 : it->second;
         s += static_cast<double>(cnt) * weight[c] + static_cast<double>(cs[c].max_skew - 1);
       }
       raw[i] = static_cast<int64_t>(std::llround(s));
@@ -202,6 +181,56 @@ class NodeOrderPlugin final : public Plugin {
       const int64_t normalised = hi == 0 ? kMaxNodeScore : kMaxNodeScore * (hi + lo - raw[i]) / hi;
       scores[i] += spread_ * static_cast<double>(normalised);
     }
+  }
+
+  // The matching pods per domain for one pending pod's ScheduleAnyway constraints (kube-scheduler's
+  // PreScore counts): pods of its namespace that are placed and not being deleted; for a hostname
+  // constraint every such pod on its node, for other keys only on nodes that carry every constraint's key and
+  // pass the constraint's node inclusion policies (which read the pod's node selector, affinity and
+  // tolerations, so those are part of the question).
+  struct Spread {
+    TaskInfo task;
+    std::vector<std::unordered_map<std::string, int64_t>> counts;  // per constraint: domain -> pods
+  };
+  static void CountSpread(Spread& q, const TaskInfo& e, TaskStatus status, const NodeInfo& n, int sign) {
+    if (e.ns != q.task.ns || !CountsForSpread(status)) return;
+    const auto& cs = q.task.soft_spread;
+    for (size_t c = 0; c < cs.size(); ++c) {
+      if (!cs[c].Matches(e.labels)) continue;
+      if (cs[c].topology_key != kHostnameKey && (!HasSpreadKeys(cs, n) || !SpreadIncludes(q.task, cs[c], n))) continue;
+      const std::string* domain = DomainOf(n, cs[c].topology_key);
+      if (!domain) continue;
+      int64_t& v = q.counts[c][*domain];
+      v += sign;
+      if (v <= 0) q.counts[c].erase(*domain);
+    }
+  }
+  const Spread& SpreadFor(const ClusterState& st, const TaskInfo& t) const {
+    return spread_memo_.Get(
+        st,
+        [&](const Spread& q) {
+          return q.task.ns == t.ns && q.task.soft_spread == t.soft_spread && q.task.node_selector == t.node_selector &&
+                 q.task.required_affinity == t.required_affinity && q.task.tolerations == t.tolerations;
+        },
+        [&](Spread& q) {
+          q.task = TaskInfo{};
+          q.task.ns = t.ns;
+          q.task.soft_spread = t.soft_spread;
+          q.task.node_selector = t.node_selector;
+          q.task.required_affinity = t.required_affinity;
+          q.task.tolerations = t.tolerations;
+        },
+        [&](Spread& q) {
+          q.counts.assign(q.task.soft_spread.size(), {});
+          st.ForEachTaskInNamespace(q.task.ns, [&](const TaskInfo& e) {
+            if (e.node.empty()) return;
+            if (const NodeInfo* n = st.FindNode(e.node)) CountSpread(q, e, e.status, *n, +1);
+          });
+        },
+        [](Spread& q, const TaskInfo& e, TaskStatus status, const NodeInfo& n, int sign) {
+          CountSpread(q, e, status, n, sign);
+        },
+        [](Spread&) {});
   }
 
   void AffinityScores(const ClusterState& st, const TaskInfo& t, std::span<const int> slots,
@@ -324,6 +353,7 @@ class NodeOrderPlugin final : public Plugin {
 
   double least_, balanced_, most_, node_affinity_, taint_, pod_affinity_, spread_;
   mutable PlacedPodsMemo<Affinity, 4> affinity_memo_;
+  mutable PlacedPodsMemo<Spread, 4> spread_memo_;
   // Single-threaded: a plugin instance belongs to one state thread (the extender has its own instances).
   mutable std::unordered_map<uint32_t, int64_t> max_by_shape_;
   mutable uint64_t memo_epoch_ = 0;

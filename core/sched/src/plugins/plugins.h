@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "tephra/core/status.h"
@@ -45,10 +46,11 @@ Made Make(const PluginOption& o) {
 // Three-way comparison of doubles (plugin orders return <0, 0, >0).
 // The node's domain for a topology key. kubelet labels every node with its hostname, which is its name;
 // a node object without that label (tests, simulators) is still its own hostname domain.
+inline constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
 inline const std::string* DomainOf(const NodeInfo& n, const std::string& key) {
   auto it = n.labels.find(key);
   if (it != n.labels.end()) return &it->second;
-  return key == "kubernetes.io/hostname" ? &n.name : nullptr;
+  return key == kHostnameKey ? &n.name : nullptr;
 }
 
 // Node tests shared by the predicates (filters) and nodeorder (scores); defined in predicates.cc.
