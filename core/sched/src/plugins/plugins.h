@@ -43,7 +43,6 @@ Made Make(const PluginOption& o) {
   }
 }
 
-// Three-way comparison of doubles (plugin orders return <0, 0, >0).
 // The node's domain for a topology key. kubelet labels every node with its hostname, which is its name;
 // a node object without that label (tests, simulators) is still its own hostname domain.
 inline constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
@@ -129,6 +128,7 @@ class PlacedPodsMemo {
   uint64_t clock_ = 0;
 };
 
+// Three-way comparison of doubles (plugin orders return <0, 0, >0).
 inline int Cmp(double a, double b) { return a < b ? -1 : (a > b ? 1 : 0); }
 
 // Share of `used` in `total` on the most-used dimension (pods excluded: every task requests one).

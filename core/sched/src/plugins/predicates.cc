@@ -64,7 +64,6 @@ bool SpreadEligible(const TaskInfo& t, const SpreadConstraint& c, const NodeInfo
   return HasSpreadKeys(t.spread, n) && SpreadIncludes(t, c, n);
 }
 
-
 // Why a term can never be decided, or nullptr when it can (Fit keeps static strings).
 const char* InvalidTermReason(const PodAffinityTerm& term, bool anti) {
   if (!term.selector.Valid())
