@@ -313,8 +313,7 @@ bool Session::BatchScored(const TaskInfo& t) const {
 
 void Session::BatchNodeScore(const TaskInfo& t, std::span<const int> slots, std::span<double> scores) const {
   TEPHRA_HOOKS(kHookNodeOrder);
-  for (const auto& x : list)
-    if (x.plugin->BatchScored(*this, t)) x.plugin->BatchNodeScore(*this, t, slots, scores);
+  for (const auto& x : list) x.plugin->BatchNodeScore(*this, t, slots, scores);
 }
 
 double Session::HyperNodeScore(const JobInfo& job, const std::string& hypernode) const {

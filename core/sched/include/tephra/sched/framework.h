@@ -131,7 +131,8 @@ class Plugin {
   // a node's topology domain and are normalised over the nodes the task may use (kube-scheduler's
   // InterPodAffinity). BatchScored says whether the task has such a score now; allocate then places it by
   // scanning every feasible node instead of through the shared heaps, and BatchNodeScore adds the scores
-  // of `slots` (the nodes that passed every predicate and fit) to `scores`, index for index.
+  // of `slots` (the nodes that passed every predicate and fit) to `scores`, index for index. It is called
+  // when any plugin's BatchScored said yes, so a plugin adds nothing for a task it does not batch score.
   virtual bool BatchScored(const Session&, const TaskInfo&) const { return false; }
   virtual void BatchNodeScore(const Session&, const TaskInfo&, std::span<const int> slots,
                               std::span<double> scores) const {}
