@@ -29,6 +29,16 @@ sched::LabelSelector ToSelector(const api::LabelSelector& sel) {
   return out;
 }
 
+sched::NetworkTopology ToNetworkTopology(const api::NetworkTopologySpec& nt) {
+  sched::NetworkTopology out;
+  out.mode = nt.mode == api::kNetworkTopologyHard   ? sched::TopologyMode::kHard
+             : nt.mode == api::kNetworkTopologySoft ? sched::TopologyMode::kSoft
+                                                     : sched::TopologyMode::kNone;
+  out.highest_tier_allowed = nt.highest_tier_allowed.value_or(0);
+  out.highest_tier_name = nt.highest_tier_name;
+  return out;
+}
+
 // matchLabelKeys / mismatchLabelKeys: each key the pod carries becomes an `op` requirement on the pod's own
 // value (a key the pod does not carry is ignored).
 void FoldLabelKeys(const api::Pod& pod, const std::vector<std::string>& keys, sched::SelectorOp op,
@@ -338,13 +348,16 @@ sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, 
   if (pg.spec.min_resources) j.min_resources = ToResource(NormalizeQuotaKeys(*pg.spec.min_resources), reg);
   j.priority_class_name = pg.spec.priority_class_name;
   j.phase = PhaseOf(pg.status.phase);
-  if (pg.spec.network_topology) {
-    const auto& nt = *pg.spec.network_topology;
-    j.network_topology.mode = nt.mode == api::kNetworkTopologyHard   ? sched::TopologyMode::kHard
-                              : nt.mode == api::kNetworkTopologySoft ? sched::TopologyMode::kSoft
-                                                                      : sched::TopologyMode::kNone;
-    j.network_topology.highest_tier_allowed = nt.highest_tier_allowed.value_or(0);
-    j.network_topology.highest_tier_name = nt.highest_tier_name;
+  if (pg.spec.network_topology) j.network_topology = ToNetworkTopology(*pg.spec.network_topology);
+  for (const auto& sg : pg.spec.sub_group_policy) {
+    sched::SubGroupPolicy p;
+    p.name = sg.name;
+    p.size = sg.sub_group_size.value_or(1);
+    p.min_groups = sg.min_sub_groups.value_or(0);
+    if (sg.label_selector) p.selector = ToSelector(*sg.label_selector);
+    p.match_label_keys = sg.match_label_keys;
+    if (sg.network_topology) p.network_topology = ToNetworkTopology(*sg.network_topology);
+    j.sub_group_policies.push_back(std::move(p));
   }
   j.task_topology_affinity = Annotation(pg.metadata, api::kTaskTopologyAffinityAnnotation);
   j.task_topology_anti_affinity = Annotation(pg.metadata, api::kTaskTopologyAntiAffinityAnnotation);

@@ -3,6 +3,9 @@
 #include "tephra/pattern/pattern.h"
 
 #include <algorithm>
+#include <charconv>
+#include <map>
+#include <string_view>
 
 namespace tephra::sched {
 
@@ -13,6 +16,34 @@ void ClusterState::set_options(CoreOptions o) {
   ++topology_version_;
   ++generation_;
   BumpCapacity();
+}
+
+std::vector<ClusterState::SubGroupTally> ClusterState::SubGroupsOf(const JobInfo& job) const {
+  std::map<std::pair<int, std::string>, SubGroupTally> groups;
+  std::string id;
+  ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
+    int p = job.SubGroupOf(t, &id);
+    auto [it, fresh] = groups.try_emplace({p, id});
+    SubGroupTally& g = it->second;
+    if (fresh) {
+      g.policy = p;
+      g.id = id;
+      int v = 0;
+      std::string_view first = std::string_view(id).substr(0, id.find('-'));
+      auto [ptr, ec] = std::from_chars(first.data(), first.data() + first.size(), v);
+      g.match_index = ec == std::errc() && ptr == first.data() + first.size() ? v : 0;
+      g.priority = t.priority;
+    }
+    g.priority = std::max(g.priority, t.priority);
+    const bool pending = t.status == TaskStatus::kPending;
+    if (IsAllocatedStatus(t.status) || t.status == TaskStatus::kSucceeded || (pending && t.best_effort)) ++g.ready;
+    if (t.status == TaskStatus::kPipelined) ++g.pipelined;
+    if (t.status != TaskStatus::kFailed && t.status != TaskStatus::kReleasing && t.status != TaskStatus::kUnknown) ++g.valid;
+  });
+  std::vector<SubGroupTally> out;
+  out.reserve(groups.size());
+  for (auto& [k, g] : groups) out.push_back(std::move(g));
+  return out;
 }
 
 int ClusterState::NodeIndex(const std::string& name) const {
@@ -329,9 +360,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
     bool same = old.uid == j.uid && old.implicit == j.implicit && old.queue == j.queue && old.min_member == j.min_member &&
                 old.min_task_member == j.min_task_member && old.min_resources == j.min_resources &&
                 old.priority == j.priority && old.priority_class_name == j.priority_class_name &&
-                old.network_topology.mode == j.network_topology.mode &&
-                old.network_topology.highest_tier_allowed == j.network_topology.highest_tier_allowed &&
-                old.network_topology.highest_tier_name == j.network_topology.highest_tier_name &&
+                old.network_topology == j.network_topology && old.sub_group_policies == j.sub_group_policies &&
                 old.task_topology_affinity == j.task_topology_affinity &&
                 old.task_topology_anti_affinity == j.task_topology_anti_affinity &&
                 old.task_topology_order == j.task_topology_order;

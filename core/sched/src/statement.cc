@@ -84,15 +84,23 @@ void Statement::Commit(CycleResult* out, std::vector<Entry>* pipelined) {
   jobs_seen_.clear();
 }
 
-void Statement::Discard() {
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    TaskInfo* t = state_->MutableTask({}, it->task_uid);
-    if (!t) continue;  // removed meanwhile: nothing to undo
-    state_->Transition({}, *t, it->prev_status, it->prev_node);
-    if (it->restores_job_version) state_->RestoreJobVersion({}, t->job, it->prev_job_version);
+void Statement::Discard() { DiscardFrom(0); }
+
+void Statement::DiscardFrom(size_t mark) {
+  while (entries_.size() > mark) {
+    const Entry& e = entries_.back();
+    TaskInfo* t = state_->MutableTask({}, e.task_uid);
+    if (t) {  // removed meanwhile: nothing to undo
+      state_->Transition({}, *t, e.prev_status, e.prev_node);
+      if (e.restores_job_version) {
+        state_->RestoreJobVersion({}, t->job, e.prev_job_version);
+        // The job has no entry left before this one: a later entry for it must note its version again.
+        std::erase_if(jobs_seen_, [&](const std::string* k) { return *k == t->job; });
+      }
+    }
+    entries_.pop_back();
   }
-  entries_.clear();
-  jobs_seen_.clear();
+  if (mark == 0) jobs_seen_.clear();
 }
 
 void Statement::Revert(const std::vector<Entry>& entries) {

@@ -83,6 +83,30 @@ int JobInfo::ReadyCount() const {
          Count(TaskStatus::kRunning) + Count(TaskStatus::kSucceeded);
 }
 
+int JobInfo::SubGroupOf(const TaskInfo& t, std::string* id) const {
+  for (size_t i = 0; i < sub_group_policies.size(); ++i) {
+    const SubGroupPolicy& p = sub_group_policies[i];
+    if (p.match_label_keys.empty()) continue;
+    if (p.selector && !p.selector->Matches(t.labels)) continue;
+    std::string values;
+    bool all = true;
+    for (const auto& key : p.match_label_keys) {
+      auto it = t.labels.find(key);
+      if (it == t.labels.end() || it->second.empty()) {
+        all = false;
+        break;
+      }
+      if (!values.empty()) values += '-';
+      values += it->second;
+    }
+    if (!all) continue;
+    if (id) *id = std::move(values);
+    return static_cast<int>(i);
+  }
+  if (id) id->clear();
+  return -1;
+}
+
 int JobInfo::TotalTasks() const {
   int n = 0;
   for (int c : status_count) n += c;

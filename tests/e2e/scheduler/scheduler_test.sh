@@ -7,6 +7,9 @@
 #  3. a gang larger than the cluster (20 pods x 8 GPUs > 128 GPUs) is enqueued (Inqueue) but binds nothing; its
 #     PodGroup carries an Unschedulable condition naming the short resource;
 #  4. a 64-pod gang with networkTopology hard/highestTierAllowed 1 (2 cpu each = exactly one leaf) lands in one leaf;
+#  4b. a PodGroup with a subGroupPolicy (two partitions of four whole-node pods, each partition hard tier 1, the gang
+#     itself unconstrained), as the controller writes it for a vcjob task with partitionPolicy: each partition lands
+#     inside one leaf;
 #  5. /metrics carries Volcano's metric names and the bind counter.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -142,6 +145,26 @@ leaves=$(awk 'NR==FNR {leaf[$1]=$2; next} {print leaf[$1]}' "$WORK/leaf-of" "$WO
 [ "$(echo "$leaves" | grep -c .)" = 1 ] || fail "pg-topo spans leaves: $(echo "$leaves" | tr '\n' ' ')"
 note "4. pg-topo: 64/64 bound inside leaf $leaves"
 
+# ------------------------------------------------------------------- 4b. sub-groups: each partition in one leaf
+# 24-cpu pods take a node each; a leaf holds one partition of four. Placed by name order without the sub-group
+# rule, the eight pods would take sim-1, sim-10, ... across leaves.
+{
+  printf '%s\n' "apiVersion: scheduling.volcano.sh/v1beta1" "kind: PodGroup" \
+    "metadata: {name: pg-part, namespace: default}" "spec:" "  minMember: 8" "  queue: default" "  subGroupPolicy:" \
+    "  - name: worker" "    subGroupSize: 4" "    minSubGroups: 2" "    matchLabelKeys: [volcano.sh/partition-id]" \
+    "    labelSelector: {matchLabels: {volcano.sh/task-spec: worker}}" \
+    "    networkTopology: {mode: hard, highestTierAllowed: 1}" "---"
+  for i in $(seq 0 7); do
+    pod "part-$i" pg-part 24 0 | sed "s/labels: {e2e-group: pg-part}/labels: {e2e-group: pg-part, volcano.sh\/task-spec: worker, volcano.sh\/partition-id: \"$((i / 4))\"}/"
+  done
+} | k create -f - >/dev/null
+wait_until "8 pods of pg-part bound" 120 all_bound pg-part 8 || fail "pg-part: $(bound_count pg-part)/8 bound ($(k get podgroup pg-part -o json | jq -c .status))"
+k get pods -l e2e-group=pg-part -o jsonpath='{range .items[*]}{.spec.nodeName} {.metadata.labels.volcano\.sh/partition-id}{"\n"}{end}' >"$WORK/part-nodes"
+part_leaves=$(awk 'NR==FNR {leaf[$1]=$2; next} {print $2, leaf[$1]}' "$WORK/leaf-of" "$WORK/part-nodes" | sort -u)
+[ "$(echo "$part_leaves" | grep -c '^0 ')" = 1 ] && [ "$(echo "$part_leaves" | grep -c '^1 ')" = 1 ] ||
+  fail "a partition spans leaves: $(echo "$part_leaves" | tr '\n' ';')"
+note "4b. pg-part: 8/8 bound; partition -> leaf: $(echo "$part_leaves" | tr '\n' ';')"
+
 # ------------------------------------------------------------------------------------------------- 5. metrics
 curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics"
 for mname in volcano_e2e_scheduling_latency_milliseconds_bucket volcano_schedule_attempts_total \
@@ -149,7 +172,7 @@ for mname in volcano_e2e_scheduling_latency_milliseconds_bucket volcano_schedule
   grep -q "^$mname" "$WORK/metrics" || fail "metric $mname missing"
 done
 bound=$(awk '/^tephra_scheduler_pods_bound_total/ {print int($2)}' "$WORK/metrics")
-[ "${bound:-0}" -ge 68 ] || fail "tephra_scheduler_pods_bound_total=$bound, want >= 68"
+[ "${bound:-0}" -ge 76 ] || fail "tephra_scheduler_pods_bound_total=$bound, want >= 76"
 curl -fsS "http://127.0.0.1:$HEALTH_PORT/healthz" >/dev/null || fail "/healthz"
 # A good file again is accepted.
 printf '%s\n' 'actions: "enqueue, allocate"' 'tiers:' '- plugins:' '  - name: gang' '  - name: predicates' >"$CONF"
@@ -157,4 +180,4 @@ accepted() { [ "$(metric 'tephra_scheduler_conf_reloads_total{result="success"}'
 wait_until "good conf accepted" 30 accepted || fail "good scheduler conf not reloaded"
 note "5. metrics present; pods bound = $bound"
 stop_roles
-echo "PASS (queues, gang of 4 enqueued/bound/running, oversize gang binds nothing, 64-pod gang in one leaf, metrics)"
+echo "PASS (queues, gang of 4 enqueued/bound/running, oversize gang binds nothing, 64-pod gang in one leaf, a partition per leaf, metrics)"

@@ -154,6 +154,119 @@ TEST(Cycle, GangLandsInFewestLeafSwitches) {
   EXPECT_NE(pg->conditions[0].message.find("no HyperNode with tier <= 1"), std::string::npos);
 }
 
+// A vcjob task with partitionPolicy as the controller writes its PodGroup: `partitions` x `size` pods labelled
+// with their partition, one subGroupPolicy keyed on the partition label.
+JobInfo Partitioned(Cluster& c, const std::string& name, int partitions, int size, int min_partitions, Resource req,
+                    NetworkTopology nt = {}) {
+  JobInfo j = c.Job(name, (min_partitions > 0 ? min_partitions : partitions) * size);
+  SubGroupPolicy p;
+  p.name = "worker";
+  p.size = size;
+  p.min_groups = min_partitions;
+  p.selector.emplace();
+  p.selector->match_labels["volcano.sh/task-spec"] = "worker";
+  p.match_label_keys = {"volcano.sh/partition-id"};
+  p.network_topology = nt;
+  j.sub_group_policies.push_back(p);
+  c.AddJob(j);
+  for (int i = 0; i < partitions * size; ++i) {
+    TaskInfo t = c.Pod(j, i, req);
+    t.labels = {{"volcano.sh/task-spec", "worker"}, {"volcano.sh/partition-id", std::to_string(i / size)}};
+    c.st().UpsertPod(t);
+  }
+  return j;
+}
+
+// partition id -> the nodes its placed pods are on
+std::map<std::string, std::set<std::string>> NodesByPartition(Cluster& c, const std::string& job) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const TaskInfo* t : c.st().TasksOfJob(job))
+    if (!t->node.empty()) out[t->labels.at("volcano.sh/partition-id")].insert(t->node);
+  return out;
+}
+
+TEST(Cycle, EachSubGroupLandsInsideOneHyperNodeOfItsTier) {
+  Cluster c;
+  c.Queue("default");
+  BuildFabric(c);  // leaves of 2, 4, 3 and 1 nodes
+  Resource full = Resource::CpuMem(8000, 64 * kGi).With(c.gpu(), 8);
+  // Two partitions of three whole-node pods, each confined to one leaf; the job itself is not. Only l2 (4
+  // nodes) and l3 (3) can hold a partition, so they get one each, although the 6 pods would fit in s1 alone.
+  Partitioned(c, "tp", 2, 3, 2, full, {TopologyMode::kHard, 1, ""});
+  c.Run();
+  EXPECT_EQ(c.BoundCount("ns/tp"), 6);
+  auto parts = NodesByPartition(c, "ns/tp");
+  ASSERT_EQ(parts.size(), 2u);
+  std::set<std::string> leaves;
+  for (const auto& [part, nodes] : parts) {
+    std::set<std::string> own;
+    for (const auto& n : nodes) own.insert(n.substr(0, 2));
+    EXPECT_EQ(own.size(), 1u) << "partition " << part << " spans leaves";
+    leaves.insert(own.begin(), own.end());
+  }
+  EXPECT_EQ(leaves, (std::set<std::string>{"l2", "l3"}));
+}
+
+TEST(Cycle, SubGroupThatNoHyperNodeHoldsKeepsTheGangWaitingAndSaysWhich) {
+  Cluster c;
+  c.Queue("default");
+  BuildFabric(c);
+  Resource full = Resource::CpuMem(8000, 64 * kGi).With(c.gpu(), 8);
+  // Five whole-node pods per partition: no leaf has five nodes, although the cluster has ten.
+  Partitioned(c, "wide", 2, 5, 2, full, {TopologyMode::kHard, 1, ""});
+  CycleResult r = c.Run();
+  EXPECT_EQ(c.BoundCount("ns/wide"), 0);
+  const PodGroupStatusUpdate* pg = FindPg(r, "ns/wide");
+  ASSERT_NE(pg, nullptr);
+  ASSERT_FALSE(pg->conditions.empty());
+  EXPECT_NE(pg->conditions[0].message.find("subGroup worker 0: no HyperNode with tier <= 1 can hold its 5 pod(s)"),
+            std::string::npos)
+      << pg->conditions[0].message;
+  // Soft mode: the same partitions are placed anyway, as tightly as the leaves allow.
+  Cluster soft;
+  soft.Queue("default");
+  BuildFabric(soft);
+  Partitioned(soft, "wide", 2, 5, 2, full, {TopologyMode::kSoft, 1, ""});
+  soft.Run();
+  EXPECT_EQ(soft.BoundCount("ns/wide"), 10);
+}
+
+TEST(Cycle, MinSubGroupsStartsTheJobAndNoSubGroupIsLeftHalfPlaced) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 5000, 64 * kGi);  // room for five 1-cpu pods
+  // Three partitions of two pods, two of them needed: minAvailable 4. Plain gang scheduling would place a
+  // fifth pod, half of the third partition; sub-groups place whole partitions only.
+  Partitioned(c, "tp", 3, 2, 2, Resource::CpuMem(1000, kGi));
+  c.Run();
+  EXPECT_EQ(c.BoundCount("ns/tp"), 4);
+  auto parts = NodesByPartition(c, "ns/tp");
+  EXPECT_EQ(parts.size(), 2u);
+  for (const auto& [part, nodes] : parts) EXPECT_NE(part, "2") << "the lowest partitions go first";
+  // A second node: the third partition follows whole.
+  c.Node("n1", 2000, 64 * kGi);
+  c.Run();
+  EXPECT_EQ(c.BoundCount("ns/tp"), 6);
+}
+
+TEST(Cycle, JobWithFewerSubGroupsThanMinSubGroupsIsNotValid) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 16000, 64 * kGi);
+  // minSubGroups 3, but the pods make only two partitions.
+  JobInfo j = Partitioned(c, "tp", 2, 2, 3, Resource::CpuMem(1000, kGi));
+  j.min_member = 4;
+  c.AddJob(j);
+  CycleResult r = c.Run();
+  EXPECT_EQ(c.BoundCount("ns/tp"), 0);
+  const PodGroupStatusUpdate* pg = FindPg(r, "ns/tp");
+  ASSERT_NE(pg, nullptr);
+  ASSERT_FALSE(pg->conditions.empty());
+  EXPECT_NE(pg->conditions[0].message.find("Not enough valid subGroups of policy worker for gang-scheduling, valid: 2, min: 3"),
+            std::string::npos)
+      << pg->conditions[0].message;
+}
+
 TEST(Cycle, LabelTopologyWithoutHyperNodes) {
   Cluster c;
   c.Queue("default");

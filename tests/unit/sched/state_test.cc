@@ -163,6 +163,35 @@ TEST(Statement, DiscardUndoesInReverseAndIsIdempotent) {
   EXPECT_EQ(c.st().FindTask("g-1")->status, TaskStatus::kPending);
 }
 
+TEST(Statement, DiscardFromUndoesOnlyTheTailAndKeepsTheJobVersionRestorable) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n1", 4000, 8 * kGi);
+  c.Node("n2", 4000, 8 * kGi);
+  JobInfo j = c.Gang("g", 3, Resource::Cpu(1000));
+  const uint64_t before = c.st().FindJob("ns/g")->version;
+  Statement s(&c.st());
+  ASSERT_TRUE(s.Allocate("g-0", "n1").ok());
+  const size_t mark = s.entries().size();
+  ASSERT_TRUE(s.Allocate("g-1", "n2").ok());
+  ASSERT_TRUE(s.Pipeline("g-2", "n2").ok());
+  s.DiscardFrom(mark);
+  EXPECT_EQ(s.entries().size(), 1u);
+  EXPECT_EQ(c.st().FindTask("g-0")->status, TaskStatus::kAllocated);
+  EXPECT_EQ(c.st().FindTask("g-1")->status, TaskStatus::kPending);
+  EXPECT_EQ(c.st().FindTask("g-2")->status, TaskStatus::kPending);
+  EXPECT_EQ(c.st().FindNode("n2")->used.Get(kCpu), 0);
+  EXPECT_EQ(c.st().FindNode("n2")->pipelined.Get(kCpu), 0);
+  // Undoing everything, including the part before the mark, gives the job back its version.
+  s.DiscardFrom(0);
+  EXPECT_EQ(c.st().FindTask("g-0")->status, TaskStatus::kPending);
+  EXPECT_EQ(c.st().FindJob("ns/g")->version, before);
+  // A job whose only entries were undone notes its version again on its next entry.
+  ASSERT_TRUE(s.Allocate("g-0", "n1").ok());
+  s.Discard();
+  EXPECT_EQ(c.st().FindJob("ns/g")->version, before);
+}
+
 TEST(ClusterState, InformerLagKeepsAssumptionAndNodeNameConfirms) {
   Cluster c;
   c.Queue("default");

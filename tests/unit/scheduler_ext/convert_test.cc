@@ -246,7 +246,12 @@ TEST(ConvertTest, PodGroupQueueHyperNode) {
   auto pg = Decode<api::PodGroup>(R"({
     "metadata": {"name": "pg1", "namespace": "ns", "uid": "g1", "creationTimestamp": "2026-11-22T09:00:00Z"},
     "spec": {"minMember": 4, "minTaskMember": {"worker": 3}, "minResources": {"cpu": "4", "nvidia.com/gpu": "32"},
-             "priorityClassName": "high", "networkTopology": {"mode": "hard", "highestTierAllowed": 1}},
+             "priorityClassName": "high", "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+             "subGroupPolicy": [
+               {"name": "worker", "subGroupSize": 4, "minSubGroups": 2, "matchLabelKeys": ["volcano.sh/partition-id"],
+                "labelSelector": {"matchLabels": {"volcano.sh/task-spec": "worker"}},
+                "networkTopology": {"mode": "soft", "highestTierName": "leaf"}},
+               {"name": "bare"}]},
     "status": {"phase": "Inqueue"}})");
   sched::ResourceRegistry reg;
   sched::JobInfo j = ToJobInfo(pg, &reg, "default");
@@ -259,6 +264,20 @@ TEST(ConvertTest, PodGroupQueueHyperNode) {
   EXPECT_EQ(j.phase, sched::PodGroupPhase::kInqueue);
   EXPECT_EQ(j.network_topology.mode, sched::TopologyMode::kHard);
   EXPECT_EQ(j.network_topology.highest_tier_allowed, 1);
+  ASSERT_EQ(j.sub_group_policies.size(), 2u);
+  const sched::SubGroupPolicy& sg = j.sub_group_policies[0];
+  EXPECT_EQ(sg.name, "worker");
+  EXPECT_EQ(sg.size, 4);
+  EXPECT_EQ(sg.min_groups, 2);
+  EXPECT_EQ(sg.match_label_keys, std::vector<std::string>{"volcano.sh/partition-id"});
+  ASSERT_TRUE(sg.selector.has_value());
+  EXPECT_EQ(sg.selector->match_labels.at("volcano.sh/task-spec"), "worker");
+  EXPECT_EQ(sg.network_topology.mode, sched::TopologyMode::kSoft);
+  EXPECT_EQ(sg.network_topology.highest_tier_name, "leaf");
+  EXPECT_EQ(j.sub_group_policies[1].size, 1) << "subGroupSize defaults to 1";
+  EXPECT_EQ(j.sub_group_policies[1].min_groups, 0);
+  EXPECT_FALSE(j.sub_group_policies[1].selector.has_value());
+  EXPECT_EQ(j.sub_group_policies[1].network_topology.mode, sched::TopologyMode::kNone);
   EXPECT_EQ(Rfc3339(j.creation_time), "2026-11-22T09:00:00Z");
 
   auto q = Decode<api::Queue>(R"({"metadata": {"name": "q"}, "spec": {"capability": {"cpu": "10"}, "reclaimable": false}})");

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <iterator>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "actions.h"
@@ -374,10 +376,13 @@ class Allocator {
     for (auto& [shape, g] : shared_) Push(g, slot);
   }
   // Discard that keeps the shared heaps truthful: restored nodes may score higher than their entries.
-  void Discard(Statement& stmt) {
+  void Discard(Statement& stmt) { DiscardFrom(stmt, 0); }
+  // The same for the entries from `mark` on (one sub-group's part of the attempt).
+  void DiscardFrom(Statement& stmt, size_t mark) {
     std::vector<int> slots;
-    for (const auto& e : stmt.entries()) slots.push_back(st_.NodeIndex(e.node));
-    stmt.Discard();
+    const auto& entries = stmt.entries();
+    for (size_t i = mark; i < entries.size(); ++i) slots.push_back(st_.NodeIndex(entries[i].node));
+    stmt.DiscardFrom(mark);
     std::sort(slots.begin(), slots.end());
     slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
     for (int slot : slots)
@@ -455,8 +460,11 @@ class Allocator {
     std::vector<const TaskInfo*> unplaced;
     std::string topo_error;
     const auto& view = ssn_.hypernodes();
+    sub_group_error_.clear();
     if (job.network_topology.mode != TopologyMode::kNone && !view.empty()) {
       unplaced = PlaceWithTopology(job, q, tasks, stmt, &topo_error);
+    } else if (!job.sub_group_policies.empty()) {
+      unplaced = PlaceSubGroups(job, q, tasks, nullptr, stmt);
     } else {
       unplaced = PlaceTasks(job, q, tasks, nullptr, stmt);
     }
@@ -472,7 +480,9 @@ class Allocator {
     }
     bool pipelined = !stmt.empty() && ssn_.JobPipelined(job);
     int unsched = static_cast<int>(unplaced.size());
-    std::string msg = !topo_error.empty() ? topo_error : FormatReasons(last_reasons_);
+    std::string msg = !topo_error.empty()       ? topo_error
+                      : !sub_group_error_.empty() ? sub_group_error_
+                                                  : FormatReasons(last_reasons_);
     if (queue_full_ && msg.empty()) {
       // The queue, not the nodes, is the limit: its own reason, with Volcano's count prefix in the message.
       msg = std::to_string(unsched) + "/" + std::to_string(job.TotalTasks()) + " tasks in gang unschedulable: " +
@@ -503,19 +513,71 @@ class Allocator {
     job.sched.message = msg;
   }
 
-  // docs/volcano-behaviour.md, "Network-topology ordering": smallest tier first; within a tier the best
-  // HyperNodeOrder score first; the first HyperNode where the gang becomes ready wins (equivalent to scoring all dry runs when the score ranks
-  // HyperNodes before trying them). Soft mode falls back to the whole cluster, still leaf-greedy.
-  std::vector<const TaskInfo*> PlaceWithTopology(const JobInfo& job, const QueueInfo& q, const std::vector<const TaskInfo*>& tasks,
-                                           Statement& stmt, std::string* error) {
+  int MaxTier(const NetworkTopology& nt) const {
     const auto& view = ssn_.hypernodes();
     int max_tier = view.by_tier.empty() ? 0 : view.by_tier.rbegin()->first;
-    if (!job.network_topology.highest_tier_name.empty()) {
-      auto it = view.tier_of_name.find(job.network_topology.highest_tier_name);
+    if (!nt.highest_tier_name.empty()) {
+      auto it = view.tier_of_name.find(nt.highest_tier_name);
       if (it != view.tier_of_name.end()) max_tier = it->second;
-    } else if (job.network_topology.highest_tier_allowed > 0) {
-      max_tier = job.network_topology.highest_tier_allowed;
+    } else if (nt.highest_tier_allowed > 0) {
+      max_tier = nt.highest_tier_allowed;
     }
+    return max_tier;
+  }
+
+  // docs/volcano-behaviour.md, "Network-topology ordering": the HyperNodes a gang (a job, or one of its
+  // sub-groups) may be tried in, in order: tier <= `max_tier`, smallest tier first, within a tier the best
+  // HyperNodeOrder score first; only those whose future idle can hold `need` and that contain the nodes the
+  // gang already occupies (`existing`). Each is given to `fn` as its node slots (name order), cut to `within`
+  // (the job's HyperNode, for a sub-group; null = no cut; a cut equal to `within` itself is offered once);
+  // `fn` returns true to stop.
+  template <typename Fn>
+  void ForEachHyperNode(const JobInfo& job, int max_tier, const Resource& need, const std::set<int>& existing,
+                        const std::vector<int>* within, Fn&& fn) {
+    const auto& view = ssn_.hypernodes();
+    auto by_name = [&](int a, int b) { return st_.NodeAt(a).name < st_.NodeAt(b).name; };
+    bool whole_within_offered = false;
+    std::vector<int> cut;
+    for (const auto& [tier, names] : view.by_tier) {
+      if (tier > max_tier) break;
+      std::vector<std::tuple<double, std::string, std::vector<int>>> cands;
+      for (const auto& name : names) {
+        const auto& e = view.entries.at(name);
+        const std::vector<int>* nodes = &e.nodes;
+        if (within) {
+          cut.clear();
+          std::set_intersection(e.nodes.begin(), e.nodes.end(), within->begin(), within->end(), std::back_inserter(cut), by_name);
+          if (cut.empty()) continue;
+          if (cut.size() == within->size()) {
+            if (whole_within_offered) continue;
+            whole_within_offered = true;
+          }
+          nodes = &cut;
+        }
+        Resource idle;
+        for (int slot : *nodes) idle += st_.NodeAt(slot).FutureIdle().ClampZero();
+        if (!need.FitsIn(idle)) continue;
+        bool has_all = true;
+        for (int x : existing)
+          if (!std::binary_search(nodes->begin(), nodes->end(), x, by_name)) {
+            has_all = false;
+            break;
+          }
+        if (!has_all) continue;
+        cands.emplace_back(-ssn_.HyperNodeScore(job, name), name, *nodes);
+      }
+      std::sort(cands.begin(), cands.end());
+      for (const auto& [negscore, name, nodes] : cands)
+        if (fn(nodes)) return;
+    }
+  }
+
+  // The first HyperNode where the gang becomes ready (or pipelined) wins: equivalent to scoring all dry runs
+  // when the score ranks HyperNodes before trying them. Soft mode falls back to the whole cluster, still
+  // leaf-greedy.
+  std::vector<const TaskInfo*> PlaceWithTopology(const JobInfo& job, const QueueInfo& q, const std::vector<const TaskInfo*>& tasks,
+                                           Statement& stmt, std::string* error) {
+    const int max_tier = MaxTier(job.network_topology);
     // Nodes the job already occupies: the chosen HyperNode must contain them.
     std::set<int> existing;
     st_.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
@@ -527,35 +589,132 @@ class Allocator {
     int need_n = std::max(0, job.min_member - job.ReadyCount());
     Resource need;
     for (size_t i = 0; i < tasks.size() && static_cast<int>(i) < need_n; ++i) need += tasks[i]->request;
-    for (const auto& [tier, names] : view.by_tier) {
-      if (tier > max_tier) break;
-      std::vector<std::pair<double, std::string>> cands;
-      for (const auto& name : names) {
-        const auto& e = view.entries.at(name);
-        Resource idle;
-        for (int slot : e.nodes) idle += st_.NodeAt(slot).FutureIdle().ClampZero();
-        if (!need.FitsIn(idle)) continue;
-        bool has_all = true;
-        for (int x : existing)
-          if (!std::binary_search(e.nodes.begin(), e.nodes.end(), x, [&](int a, int b) {
-                return st_.NodeAt(a).name < st_.NodeAt(b).name;
-              })) { has_all = false; break; }
-        if (!has_all) continue;
-        cands.push_back({-ssn_.HyperNodeScore(job, name), name});
-      }
-      std::sort(cands.begin(), cands.end());
-      for (const auto& [negscore, name] : cands) {
-        queue_full_ = false;
-        auto rest = PlaceLeafGreedy(job, q, tasks, view.entries.at(name).nodes, stmt);
-        if (ssn_.JobReady(job) || ssn_.JobPipelined(job)) return rest;
-        Discard(stmt);
-      }
-    }
+    std::vector<const TaskInfo*> rest;
+    bool placed = false;
+    ForEachHyperNode(job, max_tier, need, existing, nullptr, [&](const std::vector<int>& nodes) {
+      queue_full_ = false;
+      sub_group_error_.clear();
+      rest = PlaceIn(job, q, tasks, &nodes, stmt);
+      if (ssn_.JobReady(job) || ssn_.JobPipelined(job)) return placed = true;
+      Discard(stmt);
+      return false;
+    });
+    if (placed) return rest;
     if (job.network_topology.mode == TopologyMode::kHard) {
       *error = "no HyperNode with tier <= " + std::to_string(max_tier) + " can hold the gang";
       return tasks;
     }
-    return PlaceLeafGreedy(job, q, tasks, st_.CandidateNodes(), stmt);
+    sub_group_error_.clear();
+    return PlaceIn(job, q, tasks, &st_.CandidateNodes(), stmt);
+  }
+
+  // Places `tasks` within `domain` (node slots, name order): leaf-greedy, or sub-group by sub-group when the
+  // job has a subGroupPolicy.
+  std::vector<const TaskInfo*> PlaceIn(const JobInfo& job, const QueueInfo& q, const std::vector<const TaskInfo*>& tasks,
+                                       const std::vector<int>* domain, Statement& stmt) {
+    if (!job.sub_group_policies.empty()) return PlaceSubGroups(job, q, tasks, domain, stmt);
+    return PlaceLeafGreedy(job, q, tasks, *domain, stmt);
+  }
+
+  // docs/scheduler.md, "Sub-groups": Volcano's allocate for a job with subGroupPolicy. The sub-groups not
+  // ready yet go first, the ones its policies' minSubGroups still need before the others; each sub-group is
+  // placed whole (inside one HyperNode of its policy's tier when it has a network topology) and kept only if
+  // it becomes ready or pipelined, so no sub-group is left half-placed. `domain`: the job's HyperNode (null =
+  // every node). Returns the tasks left pending.
+  std::vector<const TaskInfo*> PlaceSubGroups(const JobInfo& job, const QueueInfo& q, const std::vector<const TaskInfo*>& tasks,
+                                              const std::vector<int>* domain, Statement& stmt) {
+    struct Group {
+      ClusterState::SubGroupTally tally;
+      std::vector<const TaskInfo*> tasks;  // pending, in task order
+      std::set<int> existing;              // nodes its placed tasks occupy
+      bool required = false;
+    };
+    std::map<std::pair<int, std::string>, Group> groups;
+    for (auto& t : st_.SubGroupsOf(job)) groups[{t.policy, t.id}].tally = std::move(t);
+    std::string id;
+    for (const TaskInfo* t : tasks) {
+      int p = job.SubGroupOf(*t, &id);
+      groups[{p, id}].tasks.push_back(t);
+    }
+    st_.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
+      if (!OccupiesNode(t.status) || t.node.empty()) return;
+      int p = job.SubGroupOf(t, &id);
+      int idx = st_.NodeIndex(t.node);
+      if (idx >= 0) groups[{p, id}].existing.insert(idx);
+    });
+    auto size_of = [&](const Group& g) {
+      return g.tally.policy < 0 ? 1 : job.sub_group_policies[static_cast<size_t>(g.tally.policy)].size;
+    };
+    std::vector<Group*> order;
+    std::vector<int> ready_groups(job.sub_group_policies.size(), 0);
+    for (auto& [key, g] : groups) {
+      if (g.tally.policy >= 0 && g.tally.ready >= size_of(g)) ++ready_groups[static_cast<size_t>(g.tally.policy)];
+      if (!g.tasks.empty()) order.push_back(&g);
+    }
+    // Volcano's sub-job order: not ready first, then the higher priority, the smaller first match value, the id
+    // (the default group's id sorts first).
+    std::stable_sort(order.begin(), order.end(), [&](const Group* a, const Group* b) {
+      bool ra = a->tally.ready >= size_of(*a), rb = b->tally.ready >= size_of(*b);
+      if (ra != rb) return !ra;
+      if (a->tally.priority != b->tally.priority) return a->tally.priority > b->tally.priority;
+      if (a->tally.match_index != b->tally.match_index) return a->tally.match_index < b->tally.match_index;
+      return false;  // the map's order: policy, then id
+    });
+    for (Group* g : order) {
+      if (g->tally.policy < 0 || g->tally.ready >= size_of(*g)) continue;
+      auto& have = ready_groups[static_cast<size_t>(g->tally.policy)];
+      if (have < job.sub_group_policies[static_cast<size_t>(g->tally.policy)].min_groups) {
+        g->required = true;
+        ++have;
+      }
+    }
+    std::stable_partition(order.begin(), order.end(), [](const Group* g) { return g->required; });
+
+    const auto& view = ssn_.hypernodes();
+    for (Group* g : order) {
+      const size_t mark = stmt.entries().size();
+      const int size = size_of(*g);
+      const bool was_ready = g->tally.ready >= size;
+      auto met = [&] {
+        int ready = g->tally.ready, pipelined = g->tally.pipelined;
+        for (const TaskInfo* t : g->tasks) {
+          ready += t->status == TaskStatus::kAllocated;
+          pipelined += t->status == TaskStatus::kPipelined;
+        }
+        return ready >= size || ready + pipelined >= size;
+      };
+      const SubGroupPolicy* policy = g->tally.policy < 0 ? nullptr : &job.sub_group_policies[static_cast<size_t>(g->tally.policy)];
+      const TopologyMode mode = policy && !view.empty() ? policy->network_topology.mode : TopologyMode::kNone;
+      if (mode != TopologyMode::kNone) {
+        const int max_tier = MaxTier(policy->network_topology);
+        Resource need;
+        int need_n = std::max(0, size - g->tally.ready - g->tally.pipelined);
+        for (size_t i = 0; i < g->tasks.size() && static_cast<int>(i) < need_n; ++i) need += g->tasks[i]->request;
+        bool placed = false;
+        ForEachHyperNode(job, max_tier, need, g->existing, domain, [&](const std::vector<int>& nodes) {
+          PlaceLeafGreedy(job, q, g->tasks, nodes, stmt);
+          if (met() && (!was_ready || stmt.entries().size() > mark)) return placed = true;
+          DiscardFrom(stmt, mark);
+          return false;
+        });
+        if (!placed && mode == TopologyMode::kSoft) {
+          PlaceLeafGreedy(job, q, g->tasks, domain ? *domain : st_.CandidateNodes(), stmt);
+        } else if (!placed && !was_ready && sub_group_error_.empty()) {
+          sub_group_error_ = "subGroup " + policy->name + " " + g->tally.id + ": no HyperNode with tier <= " +
+                             std::to_string(max_tier) + " can hold its " + std::to_string(size) + " pod(s)";
+        }
+      } else if (domain) {
+        PlaceLeafGreedy(job, q, g->tasks, *domain, stmt);
+      } else {
+        PlaceTasks(job, q, g->tasks, nullptr, stmt);
+      }
+      // Volcano keeps a sub-job's placements only when it is ready or pipelined.
+      if (!met()) DiscardFrom(stmt, mark);
+    }
+    std::vector<const TaskInfo*> unplaced;
+    for (const TaskInfo* t : tasks)
+      if (t->status == TaskStatus::kPending) unplaced.push_back(t);
+    return unplaced;
   }
 
   // "; short by ..." for a gang that failed: what its missing minimum needs against what the whole cluster has
@@ -606,6 +765,7 @@ class Allocator {
   std::vector<double> scan_scores_;
   ClusterState& st_;
   bool queue_full_ = false;
+  std::string sub_group_error_;  // the first sub-group no HyperNode could hold (this job)
   Refusal queue_refusal_;  // why the queue refused this job's first refused pod
   std::map<std::string, int> last_reasons_;
   std::map<std::string, ValidateResult> invalid_;

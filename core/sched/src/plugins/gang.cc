@@ -67,7 +67,7 @@ class GangPlugin final : public Plugin {
     return out;
   }
 
-  ValidateResult JobValid(const Session&, const JobInfo& j) const override {
+  ValidateResult JobValid(const Session& ssn, const JobInfo& j) const override {
     int valid = j.ReadyCount() + j.Count(TaskStatus::kPipelined) + j.Count(TaskStatus::kPending);
     if (valid < j.min_member) {
       return {false, "NotEnoughTasks",
@@ -77,6 +77,20 @@ class GangPlugin final : public Plugin {
     // Per-task minimums only bind when minMember covers them (Volcano's CheckTaskValid: minMember >=
     // sum(minTaskMember)), as in JobReady. Without this, a job whose launcher `dependsOn` its workers
     // (minAvailable = workers only) could never start: the launcher's pod does not exist yet.
+    if (!j.sub_group_policies.empty()) {
+      // Volcano's CheckSubJobValid: each policy needs at least minSubGroups sub-groups that can still run.
+      auto groups = ssn.state().SubGroupsOf(j);
+      for (size_t p = 0; p < j.sub_group_policies.size(); ++p) {
+        const auto& policy = j.sub_group_policies[p];
+        int have = 0;
+        for (const auto& g : groups) have += g.policy == static_cast<int>(p) && g.valid > 0;
+        if (have < policy.min_groups) {
+          return {false, "NotEnoughTasks",
+                  "Not enough valid subGroups of policy " + policy.name + " for gang-scheduling, valid: " +
+                      std::to_string(have) + ", min: " + std::to_string(policy.min_groups)};
+        }
+      }
+    }
     int64_t sum = 0;
     for (const auto& [role, min] : j.min_task_member) sum += min;
     if (j.min_member < sum) return {};
@@ -92,9 +106,26 @@ class GangPlugin final : public Plugin {
     return {};
   }
 
-  bool JobReady(const Session&, const JobInfo& j) const override {
+  // Volcano's CheckSubJobReady / CheckSubJobPipelined: every policy with minSubGroups has that many sub-groups
+  // with subGroupSize tasks ready (or, for pipelined, ready or pipelined).
+  static bool SubGroupsMet(const Session& ssn, const JobInfo& j, bool count_pipelined) {
+    if (j.sub_group_policies.empty()) return true;
+    auto groups = ssn.state().SubGroupsOf(j);
+    for (size_t p = 0; p < j.sub_group_policies.size(); ++p) {
+      const auto& policy = j.sub_group_policies[p];
+      if (policy.min_groups <= 0) continue;
+      int met = 0;
+      for (const auto& g : groups)
+        met += g.policy == static_cast<int>(p) && g.ready + (count_pipelined ? g.pipelined : 0) >= policy.size;
+      if (met < policy.min_groups) return false;
+    }
+    return true;
+  }
+
+  bool JobReady(const Session& ssn, const JobInfo& j) const override {
     // Pending best-effort tasks count: backfill places them without needing resources.
     if (j.ReadyCount() + j.pending_best_effort < j.min_member) return false;
+    if (!SubGroupsMet(ssn, j, false)) return false;
     // Per-task minimums only bind when minMember covers them (Volcano: minMember >= sum(minTaskMember)).
     int64_t sum = 0;
     for (const auto& [role, min] : j.min_task_member) sum += min;
@@ -106,8 +137,10 @@ class GangPlugin final : public Plugin {
     return true;
   }
 
-  Vote JobPipelined(const Session&, const JobInfo& j) const override {
-    return j.ReadyCount() + j.Count(TaskStatus::kPipelined) >= j.min_member ? Vote::kPermit : Vote::kReject;
+  Vote JobPipelined(const Session& ssn, const JobInfo& j) const override {
+    return j.ReadyCount() + j.Count(TaskStatus::kPipelined) >= j.min_member && SubGroupsMet(ssn, j, true)
+               ? Vote::kPermit
+               : Vote::kReject;
   }
 
   int JobOrder(const Session&, const JobInfo& a, const JobInfo& b) const override {

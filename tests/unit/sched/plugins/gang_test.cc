@@ -57,5 +57,72 @@ TEST(Gang, PerTaskMinimumsBindOnlyWhenMinMemberCoversThem) {
   EXPECT_EQ(v.message, "Not enough valid pods of task mpimaster, valid: 0, min: 1");
 }
 
+// Volcano's CheckSubJobReady / CheckSubJobPipelined: a job with subGroupPolicy is ready when minSubGroups of
+// each policy's sub-groups have subGroupSize tasks ready; tasks no policy takes (no partition label, or an
+// empty one) are in the default group, which counts for minMember only.
+TEST(Gang, SubGroupsReadyAndPipelinedNeedMinSubGroupsOfEachPolicy) {
+  Harness h;
+  h.Add(PluginOption::Named("gang"));
+  h.AddNode("n1", Resource::CpuMem(64000, 64 * kGi));
+  JobInfo j;
+  j.key = "ns/tp";
+  j.ns = "ns";
+  j.name = "tp";
+  j.min_member = 4;
+  SubGroupPolicy p;
+  p.name = "worker";
+  p.size = 2;
+  p.min_groups = 2;
+  p.match_label_keys = {"partition"};
+  j.sub_group_policies.push_back(p);
+  h.st.UpsertJob(j);
+  // Partitions 0 and 1 of two pods; one pod with an empty partition label (default group).
+  auto pod = [&](const std::string& uid, const std::string& part, TaskStatus st) {
+    TaskInfo t = Harness::Pod(uid, Resource::Cpu(1000));
+    t.ns = "ns";
+    t.job = j.key;
+    t.labels = {{"partition", part}};
+    t.status = st;
+    if (st != TaskStatus::kPending) t.node = "n1";
+    h.AddPod(t);
+  };
+  pod("a0", "0", TaskStatus::kRunning);
+  pod("a1", "0", TaskStatus::kRunning);
+  pod("b0", "1", TaskStatus::kRunning);
+  pod("b1", "1", TaskStatus::kPending);
+  pod("x", "", TaskStatus::kRunning);
+  Session& s = h.Open();
+  const JobInfo& job = *h.st.FindJob(j.key);
+  std::string id;
+  EXPECT_EQ(job.SubGroupOf(*h.st.FindTask("b1"), &id), 0);
+  EXPECT_EQ(id, "1");
+  EXPECT_EQ(job.SubGroupOf(*h.st.FindTask("x"), &id), -1);
+  EXPECT_TRUE(s.JobValid(job).pass);
+  // Four ready pods meet minMember, but only partition 0 is whole.
+  EXPECT_EQ(job.ReadyCount(), 4);
+  EXPECT_FALSE(s.JobReady(job));
+  EXPECT_FALSE(s.JobPipelined(job));
+  {
+    Statement st(&h.st);
+    ASSERT_TRUE(st.Pipeline("b1", "n1").ok());
+    EXPECT_FALSE(s.JobReady(job));
+    EXPECT_TRUE(s.JobPipelined(job));
+  }
+  {
+    Statement st(&h.st);
+    ASSERT_TRUE(st.Allocate("b1", "n1").ok());
+    EXPECT_TRUE(s.JobReady(job));
+  }
+  // A policy without matchLabelKeys takes no task (Volcano's rule): minSubGroups 1 of it can never be met.
+  JobInfo k = job;
+  k.sub_group_policies[0].match_label_keys.clear();
+  k.sub_group_policies[0].min_groups = 1;
+  EXPECT_EQ(k.SubGroupOf(*h.st.FindTask("a0"), &id), -1);
+  h.st.UpsertJob(k);
+  ValidateResult v = s.JobValid(*h.st.FindJob(j.key));
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.message, "Not enough valid subGroups of policy worker for gang-scheduling, valid: 0, min: 1");
+}
+
 }  // namespace
 }  // namespace tephra::sched

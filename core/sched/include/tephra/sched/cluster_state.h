@@ -204,6 +204,18 @@ class ClusterState {
     if (it == tasks_by_job_.end()) return;
     for (const TaskInfo* t : it->second) fn(*t);
   }
+  // A job's sub-groups as its tasks stand now (JobInfo::sub_group_policies; the default group, policy -1,
+  // only when a task falls into it), sorted by policy then id. Walks the job's tasks: for jobs with policies.
+  struct SubGroupTally {
+    int policy = -1;
+    std::string id;
+    int match_index = 0;    // the first match value as a number (0 when it is not one): Volcano's order
+    int32_t priority = 0;   // the highest priority of its tasks
+    int valid = 0;          // tasks that can still count (not failed, not being deleted)
+    int ready = 0;          // allocated, binding, bound, running, succeeded, or pending best-effort
+    int pipelined = 0;      // pipelined in this cycle
+  };
+  std::vector<SubGroupTally> SubGroupsOf(const JobInfo& job) const;
   int NodeIndex(const std::string& name) const;  // node slot, -1 if unknown
   // Size of the node slot vector (slots of removed nodes included): for per-cycle bitmaps over slots.
   size_t node_slots() const { return nodes_.size(); }

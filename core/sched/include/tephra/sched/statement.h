@@ -64,6 +64,9 @@ class Statement {
   // Undoes every entry in reverse order and restores the touched jobs' versions. Idempotent (a second
   // call does nothing).
   void Discard();
+  // Undoes the entries from position `mark` (an earlier entries().size()) on, newest first: one part of an
+  // attempt, such as a sub-group that did not become ready, while the rest stays. DiscardFrom(0) is Discard().
+  void DiscardFrom(size_t mark);
   // Undoes entries handed out earlier by Commit (pipelined placements) or Release, newest first, skipping
   // tasks that are no longer placed by them. Job versions are not restored: those placements were real for
   // the rest of the cycle (the status writer and the memos saw them). The session's end-of-cycle undo.

@@ -251,6 +251,22 @@ struct NetworkTopology {
   TopologyMode mode = TopologyMode::kNone;
   int highest_tier_allowed = 0;  // 0 = unset
   std::string highest_tier_name;  // translated to a tier at session open
+  bool operator==(const NetworkTopology&) const = default;
+};
+
+// One PodGroup `subGroupPolicy` entry (Volcano's multi-level gang; docs/scheduler.md, "Sub-groups"). The
+// job's tasks that match `selector` and carry every `match_label_keys` label with a non-empty value form one
+// sub-group per distinct tuple of those values; a sub-group is ready when `size` of its tasks are, and the
+// job is ready only when `min_groups` of the policy's sub-groups are. A task that no policy takes belongs to
+// the job's default group.
+struct SubGroupPolicy {
+  std::string name;
+  int32_t size = 1;        // subGroupSize
+  int32_t min_groups = 0;  // minSubGroups
+  std::optional<LabelSelector> selector;  // labelSelector; unset = every task
+  std::vector<std::string> match_label_keys;
+  NetworkTopology network_topology;  // each sub-group inside one HyperNode (hard) or preferably so (soft)
+  bool operator==(const SubGroupPolicy&) const = default;
 };
 
 struct JobInfo {
@@ -265,6 +281,7 @@ struct JobInfo {
   std::string priority_class_name;
   PodGroupPhase phase = PodGroupPhase::kPending;
   NetworkTopology network_topology;
+  std::vector<SubGroupPolicy> sub_group_policies;  // spec.subGroupPolicy, in order (the first match wins)
   // task-topology annotations (volcano.sh/task-topology-affinity, -anti-affinity, -task-order)
   std::string task_topology_affinity, task_topology_anti_affinity, task_topology_order;
   WallTime creation_time{};
@@ -306,6 +323,10 @@ struct JobInfo {
   mutable SchedMemo sched;
 
   int Count(TaskStatus s) const { return status_count[static_cast<size_t>(s)]; }
+  // The sub-group `t` belongs to: the index of the first policy that takes it, and its match values joined
+  // by '-' in *id; -1 for the default group. Volcano's rule: a policy takes a task only through
+  // matchLabelKeys, so a policy without them takes none.
+  int SubGroupOf(const TaskInfo& t, std::string* id) const;
   // Gang "ready" = Allocated+Binding+Bound+Running+Succeeded.
   int ReadyCount() const;
   int TotalTasks() const;  // non-terminal + succeeded + failed
