@@ -7,9 +7,9 @@
 #  3. a gang larger than the cluster (20 pods x 8 GPUs > 128 GPUs) is enqueued (Inqueue) but binds nothing; its
 #     PodGroup carries an Unschedulable condition naming the short resource;
 #  4. a 64-pod gang with networkTopology hard/highestTierAllowed 1 (2 cpu each = exactly one leaf) lands in one leaf;
-#  4b. a PodGroup with a subGroupPolicy (two partitions of four whole-node pods, each partition hard tier 1, the gang
-#     itself unconstrained), as the controller writes it for a vcjob task with partitionPolicy: each partition lands
-#     inside one leaf;
+#  4b. a vcjob whose task has partitionPolicy (two partitions of four whole-node pods, each partition hard tier 1,
+#     the job itself unconstrained), through `tephra controller`: the PodGroup carries the subGroupPolicy and each
+#     partition lands inside one leaf;
 #  5. /metrics carries Volcano's metric names and the bind counter.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -146,24 +146,46 @@ leaves=$(awk 'NR==FNR {leaf[$1]=$2; next} {print leaf[$1]}' "$WORK/leaf-of" "$WO
 note "4. pg-topo: 64/64 bound inside leaf $leaves"
 
 # ------------------------------------------------------------------- 4b. sub-groups: each partition in one leaf
-# 24-cpu pods take a node each; a leaf holds one partition of four. Placed by name order without the sub-group
-# rule, the eight pods would take sim-1, sim-10, ... across leaves.
-{
-  printf '%s\n' "apiVersion: scheduling.volcano.sh/v1beta1" "kind: PodGroup" \
-    "metadata: {name: pg-part, namespace: default}" "spec:" "  minMember: 8" "  queue: default" "  subGroupPolicy:" \
-    "  - name: worker" "    subGroupSize: 4" "    minSubGroups: 2" "    matchLabelKeys: [volcano.sh/partition-id]" \
-    "    labelSelector: {matchLabels: {volcano.sh/task-spec: worker}}" \
-    "    networkTopology: {mode: hard, highestTierAllowed: 1}" "---"
-  for i in $(seq 0 7); do
-    pod "part-$i" pg-part 24 0 | sed "s/labels: {e2e-group: pg-part}/labels: {e2e-group: pg-part, volcano.sh\/task-spec: worker, volcano.sh\/partition-id: \"$((i / 4))\"}/"
-  done
-} | k create -f - >/dev/null
-wait_until "8 pods of pg-part bound" 120 all_bound pg-part 8 || fail "pg-part: $(bound_count pg-part)/8 bound ($(k get podgroup pg-part -o json | jq -c .status))"
+# The user's path: a vcjob task with partitionPolicy (Volcano's network-topology guide), through `tephra
+# controller`, which writes the PodGroup's subGroupPolicy and labels each pod with its partition. 24-cpu pods take
+# a node each, so a leaf holds one partition of four; placed by name order without the sub-group rule, the
+# eight pods would cross leaves.
+start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
+  --metrics-addr "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)" '--controllers=job-controller' ||
+  fail "tephra controller did not start"
+cat <<'YAML' | k create -f - >/dev/null
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: part, namespace: default}
+spec:
+  schedulerName: volcano
+  queue: default
+  tasks:
+  - name: worker
+    replicas: 8
+    partitionPolicy:
+      totalPartitions: 2
+      partitionSize: 4
+      minPartitions: 2
+      networkTopology: {mode: hard, highestTierAllowed: 1}
+    template:
+      metadata: {labels: {e2e-group: pg-part}}
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: main
+          image: busybox
+          resources: {requests: {cpu: "24"}, limits: {cpu: "24"}}
+YAML
+sub_groups() { k get podgroups -o json | jq -c '[.items[].spec.subGroupPolicy // empty | .[] | {name, subGroupSize, minSubGroups}]'; }
+wait_until "8 pods of vcjob part bound" 120 all_bound pg-part 8 ||
+  fail "vcjob part: $(bound_count pg-part)/8 bound; PodGroup status $(k get podgroups -o json | jq -c '[.items[].status]')"
+[ "$(sub_groups)" = '[{"name":"worker","subGroupSize":4,"minSubGroups":2}]' ] || fail "PodGroup subGroupPolicy: $(sub_groups)"
 k get pods -l e2e-group=pg-part -o jsonpath='{range .items[*]}{.spec.nodeName} {.metadata.labels.volcano\.sh/partition-id}{"\n"}{end}' >"$WORK/part-nodes"
 part_leaves=$(awk 'NR==FNR {leaf[$1]=$2; next} {print $2, leaf[$1]}' "$WORK/leaf-of" "$WORK/part-nodes" | sort -u)
 [ "$(echo "$part_leaves" | grep -c '^0 ')" = 1 ] && [ "$(echo "$part_leaves" | grep -c '^1 ')" = 1 ] ||
   fail "a partition spans leaves: $(echo "$part_leaves" | tr '\n' ';')"
-note "4b. pg-part: 8/8 bound; partition -> leaf: $(echo "$part_leaves" | tr '\n' ';')"
+note "4b. vcjob part: 8/8 bound; PodGroup subGroupPolicy $(sub_groups); partition -> leaf: $(echo "$part_leaves" | tr '\n' ';')"
 
 # ------------------------------------------------------------------------------------------------- 5. metrics
 curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics"
