@@ -183,7 +183,17 @@ api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRe
 sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg) {
   sched::NodeInfo n;
   n.name = node.metadata.name;
-  n.allocatable = ToResource(node.status.allocatable.empty() ? node.status.capacity : node.status.allocatable, reg);
+  // attachable-volumes-* are attach limits, not resources (kube-scheduler's IsAttachableVolumeResourceName).
+  api::ResourceList alloc = node.status.allocatable.empty() ? node.status.capacity : node.status.allocatable;
+  for (auto it = alloc.begin(); it != alloc.end();) {
+    if (!it->first.starts_with("attachable-volumes-")) {
+      ++it;
+      continue;
+    }
+    n.volume_limits[it->first] = it->second.Value();
+    it = alloc.erase(it);
+  }
+  n.allocatable = ToResource(alloc, reg);
   n.labels = node.metadata.labels;
   for (const auto& t : node.spec.taints) {
     auto eff = EffectOf(t.effect);
@@ -480,11 +490,28 @@ sched::VolumeInfo ToVolumeInfo(const api::PersistentVolume& pv) {
   sched::VolumeInfo v;
   if (pv.spec.node_affinity && pv.spec.node_affinity->required)
     for (const auto& term : pv.spec.node_affinity->required->node_selector_terms) v.node_affinity.push_back(term);
+  for (const char* key : {"failure-domain.beta.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone",
+                          "topology.kubernetes.io/region", "topology.kubernetes.io/zone"})
+    if (auto it = pv.metadata.labels.find(key); it != pv.metadata.labels.end()) v.zone_labels.insert(*it);
+  if (pv.spec.csi) {
+    v.csi_driver = pv.spec.csi->driver;
+    v.csi_handle = pv.spec.csi->volume_handle;
+  }
   return v;
 }
 
+std::map<std::string, int64_t> ToCsiLimits(const api::CSINode& node) {
+  std::map<std::string, int64_t> out;
+  for (const auto& d : node.spec.drivers)
+    if (d.allocatable && d.allocatable->count) out[sched::CsiLimitKey(d.name)] = *d.allocatable->count;
+  return out;
+}
+
 sched::StorageClassInfo ToStorageClassInfo(const api::StorageClass& sc) {
-  sched::StorageClassInfo out{sc.volume_binding_mode == "WaitForFirstConsumer", sc.provisioner == "kubernetes.io/no-provisioner", {}};
+  sched::StorageClassInfo out;
+  out.wait_for_first_consumer = sc.volume_binding_mode == "WaitForFirstConsumer";
+  out.static_only = sc.provisioner == "kubernetes.io/no-provisioner";
+  out.provisioner = sc.provisioner;
   for (const auto& term : sc.allowed_topologies) {
     sched::NodeSelectorTerm t;
     for (const auto& r : term.match_label_expressions) t.match_expressions.push_back({r.key, sched::SelectorOp::kIn, r.values});

@@ -372,6 +372,7 @@ class SchedulerProcess::Impl {
   std::shared_ptr<kube::Informer<api::PersistentVolumeClaim>> claims_;
   std::shared_ptr<kube::Informer<api::PersistentVolume>> volumes_;
   std::shared_ptr<kube::Informer<api::StorageClass>> storage_classes_;
+  std::shared_ptr<kube::Informer<api::CSINode>> csi_nodes_;
   std::unique_ptr<StatusWriter> writer_;
   std::unique_ptr<Evictor> evictor_;
   std::unique_ptr<Binder> binder_;
@@ -398,6 +399,7 @@ core::Status SchedulerProcess::Impl::Start() {
   claims_ = f.For<api::PersistentVolumeClaim>(&slim);
   volumes_ = f.For<api::PersistentVolume>(&slim);
   storage_classes_ = f.For<api::StorageClass>(&slim);
+  csi_nodes_ = f.For<api::CSINode>(&slim);
   if (deps_.client->Raw("GET", "/apis/topology.volcano.sh/v1alpha1", nullptr).ok()) {
     hypernodes_ = f.For<api::HyperNode>();
   } else {
@@ -458,7 +460,7 @@ core::Status SchedulerProcess::Impl::Start() {
   loop_ = std::thread([this] { Loop(); });
   for (auto* inf : std::initializer_list<kube::InformerBase*>{pods_.get(), nodes_.get(), pgs_.get(), queues_.get(),
                                                               pcs_.get(), hypernodes_.get(), claims_.get(),
-                                                              volumes_.get(), storage_classes_.get()})
+                                                              volumes_.get(), storage_classes_.get(), csi_nodes_.get()})
     if (inf) inf->Start();
   return core::Status::OK();
 }
@@ -466,7 +468,7 @@ core::Status SchedulerProcess::Impl::Start() {
 bool SchedulerProcess::Impl::WaitForSync(std::chrono::steady_clock::time_point deadline) const {
   bool ok = pods_->WaitForSync(deadline) && nodes_->WaitForSync(deadline) && pgs_->WaitForSync(deadline) &&
             queues_->WaitForSync(deadline) && pcs_->WaitForSync(deadline) && claims_->WaitForSync(deadline) &&
-            volumes_->WaitForSync(deadline) && storage_classes_->WaitForSync(deadline) &&
+            volumes_->WaitForSync(deadline) && storage_classes_->WaitForSync(deadline) && csi_nodes_->WaitForSync(deadline) &&
             (!hypernodes_ || hypernodes_->WaitForSync(deadline));
   return ok;
 }
@@ -629,6 +631,17 @@ void SchedulerProcess::Impl::RegisterHandlers() {
       .on_update = [=](const auto&, const auto& sc) { set_class(*sc); },
       .on_delete = [this](const auto& sc) {
         PushWatch(false, [this, name = sc->metadata.name] { core_->state().RemoveStorageClass(name); });
+      },
+  });
+  // CSI attach limits (NodeVolumeLimits): a raised limit can let a waiting pod in.
+  auto set_csi = [this](const api::CSINode& cn) {
+    PushWatch(true, [this, name = cn.metadata.name, limits = ToCsiLimits(cn)] { core_->state().UpsertCsiNode(name, limits); });
+  };
+  csi_nodes_->AddEventHandler({
+      .on_add = [=](const auto& cn) { set_csi(*cn); },
+      .on_update = [=](const auto&, const auto& cn) { set_csi(*cn); },
+      .on_delete = [this](const auto& cn) {
+        PushWatch(false, [this, name = cn->metadata.name] { core_->state().RemoveCsiNode(name); });
       },
   });
   if (hypernodes_) {
@@ -895,7 +908,7 @@ void SchedulerProcess::Impl::Stop() {
   if (writer_) writer_->Stop();
   for (auto* inf : std::initializer_list<kube::InformerBase*>{pods_.get(), nodes_.get(), pgs_.get(), queues_.get(),
                                                               pcs_.get(), hypernodes_.get(), claims_.get(),
-                                                              volumes_.get(), storage_classes_.get()})
+                                                              volumes_.get(), storage_classes_.get(), csi_nodes_.get()})
     if (inf) inf->Stop();
   // Whoever still waits in WithState gets its function run here (the owner being gone).
   std::deque<Delta> rest;

@@ -59,9 +59,10 @@ void ClusterState::UpsertNode(const NodeInfo& in) {
   if (idx >= 0) {
     NodeInfo& n = nodes_[static_cast<size_t>(idx)];
     bool spec_changed = n.labels != in.labels || n.taints != in.taints || n.unschedulable != in.unschedulable ||
-                        n.ready != in.ready || n.allocatable != in.allocatable;
+                        n.ready != in.ready || n.allocatable != in.allocatable || n.volume_limits != in.volume_limits;
     if (!spec_changed) return;  // status heartbeats: nothing the scheduler reads changed
     n.allocatable = in.allocatable;
+    n.volume_limits = in.volume_limits;
     n.labels = in.labels;
     n.taints = in.taints;
     n.unschedulable = in.unschedulable;
@@ -84,6 +85,7 @@ void ClusterState::UpsertNode(const NodeInfo& in) {
   n = NodeInfo{};
   n.name = in.name;
   n.allocatable = in.allocatable;
+  n.volume_limits = in.volume_limits;
   n.labels = in.labels;
   n.taints = in.taints;
   n.unschedulable = in.unschedulable;
@@ -232,6 +234,7 @@ void ClusterState::AccountScoring(NodeInfo& n, const TaskInfo& t, int sign) {
   n.score_cpu += sign * t.score_cpu;
   n.score_memory += sign * t.score_memory;
   if (!t.host_ports.empty()) n.host_port_tasks += sign;
+  if (!t.claims.empty()) n.claim_tasks += sign;
 }
 
 void ClusterState::Transition(TaskInfo& t, TaskStatus to, const std::string& node) {
@@ -609,6 +612,27 @@ void ClusterState::UpsertStorageClass(const std::string& name, const StorageClas
     it->second = sc;
   }
   VolumesChanged();
+}
+
+void ClusterState::UpsertCsiNode(const std::string& node, std::map<std::string, int64_t> limits) {
+  auto [it, inserted] = csi_nodes_.try_emplace(node, limits);
+  if (!inserted) {
+    if (it->second == limits) return;
+    it->second = std::move(limits);
+  }
+  ++generation_;
+  BumpCapacity();  // a raised limit can let a waiting pod in
+}
+
+void ClusterState::RemoveCsiNode(const std::string& node) {
+  if (!csi_nodes_.erase(node)) return;
+  ++generation_;
+  BumpCapacity();
+}
+
+const std::map<std::string, int64_t>* ClusterState::CsiLimits(const std::string& node) const {
+  auto it = csi_nodes_.find(node);
+  return it == csi_nodes_.end() ? nullptr : &it->second;
 }
 
 void ClusterState::RemoveStorageClass(const std::string& name) {

@@ -83,6 +83,12 @@ int JobInfo::ReadyCount() const {
          Count(TaskStatus::kRunning) + Count(TaskStatus::kSucceeded);
 }
 
+std::string CsiLimitKey(const std::string& driver) {
+  // kube's GetCSIAttachLimitKey; names of 63 characters or more are hashed there, which is not reproduced
+  // (docs/scheduler.md): a CSINode limit still applies to them, a node-allocatable one does not.
+  return "attachable-volumes-csi-" + driver;
+}
+
 int JobInfo::SubGroupOf(const TaskInfo& t, std::string* id) const {
   for (size_t i = 0; i < sub_group_policies.size(); ++i) {
     const SubGroupPolicy& p = sub_group_policies[i];

@@ -790,7 +790,7 @@ TEST(Cycle, ClaimsSteerThePodAndWaitingClaimsTravelWithTheBind) {
   c.st().UpsertVolume("pv-n1", local);
   c.st().UpsertClaim("ns/local", {"pv-n1", "", false});
   c.st().UpsertClaim("ns/fresh", {"", "fast", false});
-  c.st().UpsertStorageClass("fast", {true, false, {}});
+  c.st().UpsertStorageClass("fast", {true, false, {}, ""});
   JobInfo a = c.Job("a", 1), b = c.Job("b", 1);
   c.AddJob(a);
   c.AddJob(b);

@@ -120,6 +120,21 @@ TEST(ConvertTest, ClaimsVolumesAndClassesForTheVolumePredicates) {
   EXPECT_TRUE(si.allowed_topologies[0].Matches({{"topology.kubernetes.io/zone", "c"}}, "n1"));
   EXPECT_FALSE(si.allowed_topologies[0].Matches({{"topology.kubernetes.io/zone", "b"}}, "n1"));
   EXPECT_FALSE(si.allowed_topologies[0].Matches({}, "n1")) << "a node without the key is not in the topology";
+  EXPECT_EQ(si.provisioner, "example.com/csi");
+  // VolumeZone and NodeVolumeLimits read a volume's zone labels and CSI source, and a node's CSINode.
+  auto csi = Decode<api::PersistentVolume>(R"({
+    "metadata": {"name": "pv-ebs", "labels": {"topology.kubernetes.io/zone": "a__b", "team": "x",
+                                             "failure-domain.beta.kubernetes.io/region": "r1"}},
+    "spec": {"csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1", "fsType": "ext4"}}})");
+  sched::VolumeInfo cv = ToVolumeInfo(csi);
+  EXPECT_EQ(cv.csi_driver, "ebs.csi.aws.com");
+  EXPECT_EQ(cv.csi_handle, "vol-1");
+  EXPECT_EQ(cv.zone_labels, (sched::Labels{{"failure-domain.beta.kubernetes.io/region", "r1"},
+                                           {"topology.kubernetes.io/zone", "a__b"}}));
+  auto cn = Decode<api::CSINode>(R"({"metadata": {"name": "n1"}, "spec": {"drivers": [
+      {"name": "ebs.csi.aws.com", "nodeID": "i-1", "allocatable": {"count": 25}},
+      {"name": "nfs.csi.k8s.io", "nodeID": "n1"}]}})");
+  EXPECT_EQ(ToCsiLimits(cn), (std::map<std::string, int64_t>{{"attachable-volumes-csi-ebs.csi.aws.com", 25}}));
 }
 
 TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
@@ -225,7 +240,8 @@ TEST(ConvertTest, NodeReadyTaintsAllocatable) {
   auto node = Decode<api::Node>(R"({
     "metadata": {"name": "n1", "labels": {"tephra.io/leaf": "leaf-0"}},
     "spec": {"unschedulable": true, "taints": [{"key": "k", "value": "v", "effect": "NoExecute"}]},
-    "status": {"capacity": {"cpu": "64"}, "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"},
+    "status": {"capacity": {"cpu": "64"}, "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8",
+                                                          "attachable-volumes-csi-ebs.csi.aws.com": "25"},
                "conditions": [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": "True"}]}})");
   sched::ResourceRegistry reg;
   sched::NodeInfo n = ToNodeInfo(node, &reg);
@@ -238,6 +254,8 @@ TEST(ConvertTest, NodeReadyTaintsAllocatable) {
   ASSERT_EQ(n.taints.size(), 1u);
   EXPECT_EQ(n.taints[0].effect, sched::TaintEffect::kNoExecute);
   EXPECT_EQ(n.labels.at("tephra.io/leaf"), "leaf-0");
+  EXPECT_EQ(n.volume_limits, (std::map<std::string, int64_t>{{"attachable-volumes-csi-ebs.csi.aws.com", 25}}));
+  EXPECT_FALSE(reg.Find("attachable-volumes-csi-ebs.csi.aws.com").has_value()) << "an attach limit is not a resource";
   node.status.conditions[1].status = "Unknown";
   EXPECT_FALSE(ToNodeInfo(node, &reg).ready);
 }

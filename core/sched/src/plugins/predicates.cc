@@ -4,6 +4,9 @@
 // and pod-count fit are checked by the actions, with Volcano-style reasons.
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <map>
+#include <optional>
 #include <limits>
 #include <string_view>
 #include <unordered_map>
@@ -85,7 +88,9 @@ class PredicatesPlugin final : public Plugin {
         pod_affinity_(args.Bool("predicate.PodAffinityEnable", true)),
         node_ports_(args.Bool("predicate.NodePortsEnable", true)),
         spread_(args.Bool("predicate.PodTopologySpreadEnable", true)),
-        volumes_(args.Bool("predicate.VolumeBindingEnable", true)) {}
+        volumes_(args.Bool("predicate.VolumeBindingEnable", true)),
+        volume_zone_(args.Bool("predicate.VolumeZoneEnable", true)),
+        volume_limits_(args.Bool("predicate.NodeVolumeLimitsEnable", true)) {}
   std::string Name() const override { return "predicates"; }
   uint32_t Hooks() const override { return kHookPredicate; }
 
@@ -107,7 +112,9 @@ class PredicatesPlugin final : public Plugin {
     if (taints_)
       if (const Taint* taint = UntoleratedTaint(t, n))
         return Fit::No("node(s) had untolerated taint", taint->key, taint->value);
-    if (volumes_ && !t.claims.empty()) return VolumeFit(ssn.state(), t, n);
+    if (volumes_ && !t.claims.empty())
+      if (Fit f = VolumeFit(ssn.state(), t, n); !f.ok()) return f;
+    if (volume_zone_ && !t.claims.empty()) return VolumeZoneFit(ssn.state(), t, n);
     return Fit::Yes();
   }
 
@@ -117,6 +124,7 @@ class PredicatesPlugin final : public Plugin {
     if (node_ports_ && !t.host_ports.empty() && n.host_port_tasks > 0 && !PortsFree(ssn, t, n))
       return Fit::No("node(s) didn't have free ports for the requested pod ports");
     const ClusterState& st = ssn.state();
+    if (volume_limits_ && !t.claims.empty() && !VolumeLimitsFit(st, t, n)) return Fit::No("node(s) exceed max volume count");
     const bool spread = spread_ && !t.spread.empty();
     const bool affinity =
         pod_affinity_ && !(t.pod_affinity.empty() && t.pod_anti_affinity.empty() && st.anti_affinity_pods() == 0);
@@ -192,6 +200,107 @@ class PredicatesPlugin final : public Plugin {
       if (!any) return Fit::No("node(s) had volume node affinity conflict");
     }
     return Fit::Yes();
+  }
+
+  // kube-scheduler's VolumeZone: a node with zone or region labels takes a pod only if every bound volume's
+  // zone/region labels list the node's value ("a__b" lists two zones); a node without such labels takes any.
+  // An unbound claim of a WaitForFirstConsumer class is skipped; the other failures mirror VolumeFit's, for
+  // when volume binding is switched off.
+  static Fit VolumeZoneFit(const ClusterState& st, const TaskInfo& t, const NodeInfo& n) {
+    static const std::array<std::string, 4> kKeys = {
+        "failure-domain.beta.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone",
+        "topology.kubernetes.io/region", "topology.kubernetes.io/zone"};
+    if (std::none_of(kKeys.begin(), kKeys.end(), [&](const std::string& k) { return n.labels.count(k) > 0; }))
+      return Fit::Yes();
+    for (const auto& name : t.claims) {
+      const ClaimInfo* c = st.FindClaim(t.ns + "/" + name);
+      if (!c) return Fit::No("persistentvolumeclaim not found", "claim", name);
+      if (c->volume.empty()) {
+        if (st.FirstConsumerClass(*c)) continue;
+        return Fit::No("pod has unbound immediate PersistentVolumeClaims");
+      }
+      const VolumeInfo* v = st.FindVolume(c->volume);
+      if (!v) return Fit::No("bound persistentvolume not found", "volume", c->volume);
+      for (const auto& [key, value] : v->zone_labels) {
+        auto it = n.labels.find(key);
+        if (!ZoneListHas(value, it == n.labels.end() ? std::string_view() : std::string_view(it->second)))
+          return Fit::No("node(s) had no available volume zone");
+      }
+    }
+    return Fit::Yes();
+  }
+  // kube's LabelZonesToSet: "__"-separated, each entry trimmed; a list with an empty entry is not a list, and
+  // kube then skips the label (true).
+  static bool ZoneListHas(std::string_view list, std::string_view want) {
+    bool found = false;
+    size_t start = 0;
+    while (true) {
+      const size_t end = list.find("__", start);
+      std::string_view z = list.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+      while (!z.empty() && std::isspace(static_cast<unsigned char>(z.front()))) z.remove_prefix(1);
+      while (!z.empty() && std::isspace(static_cast<unsigned char>(z.back()))) z.remove_suffix(1);
+      if (z.empty()) return true;
+      found = found || z == want;
+      if (end == std::string_view::npos) break;
+      start = end + 2;
+    }
+    return found;
+  }
+
+  // kube-scheduler's NodeVolumeLimits (CSI): the distinct volumes of the node's pods plus the pod's new ones,
+  // counted per driver, must stay within the node's limit for that driver (its CSINode's count, else an
+  // attachable-volumes-csi-<driver> entry of its allocatable). A bound claim counts as its volume's
+  // (driver, handle); an unbound one as a volume of its class's provisioner. Volumes of in-tree plugins
+  // (no spec.csi; provisioners kubernetes.io/*) are not counted (kube counts them only under CSI migration).
+  static bool VolumeLimitsFit(const ClusterState& st, const TaskInfo& t, const NodeInfo& n) {
+    const auto* csi = st.CsiLimits(n.name);
+    if (n.volume_limits.empty() && (!csi || csi->empty())) return true;
+    std::map<std::string, std::string> fresh;  // "driver/handle" -> limit key
+    AttachableVolumes(st, t, &fresh);
+    if (fresh.empty()) return true;
+    std::map<std::string, int> attached;  // limit key -> distinct volumes on the node
+    if (n.claim_tasks > 0) {
+      std::map<std::string, std::string> on_node;
+      st.ForEachTaskOnNode(n.name, [&](const TaskInfo& o) {
+        if (o.claims.empty() || o.uid == t.uid || !OnNodeForScheduling(o.status)) return;
+        AttachableVolumes(st, o, &on_node);
+      });
+      for (const auto& [volume, key] : on_node) {
+        fresh.erase(volume);  // a volume already attached is not attached again
+        ++attached[key];
+      }
+    }
+    std::map<std::string, int> wanted;
+    for (const auto& [volume, key] : fresh) ++wanted[key];
+    for (const auto& [key, count] : wanted) {
+      std::optional<int64_t> limit;
+      if (csi)
+        if (auto it = csi->find(key); it != csi->end()) limit = it->second;
+      if (!limit)
+        if (auto it = n.volume_limits.find(key); it != n.volume_limits.end()) limit = it->second;
+      if (limit && attached[key] + count > *limit) return false;
+    }
+    return true;
+  }
+  static void AttachableVolumes(const ClusterState& st, const TaskInfo& t, std::map<std::string, std::string>* out) {
+    for (const auto& name : t.claims) {
+      const ClaimInfo* c = st.FindClaim(t.ns + "/" + name);
+      if (!c) continue;
+      std::string driver, handle;
+      const VolumeInfo* v = c->volume.empty() ? nullptr : st.FindVolume(c->volume);
+      if (v) {
+        driver = v->csi_driver;
+        handle = v->csi_handle;
+      } else if (const StorageClassInfo* sc = c->storage_class.empty() ? nullptr : st.FindStorageClass(c->storage_class)) {
+        // Not bound yet (or its volume not seen): one volume of the class's driver per claim.
+        if (!sc->provisioner.starts_with("kubernetes.io/")) {
+          driver = sc->provisioner;
+          handle = "\x01" + t.ns + "/" + name;  // cannot be a real handle: never merges with a bound volume
+        }
+      }
+      if (driver.empty() || handle.empty()) continue;
+      out->emplace(driver + "/" + handle, CsiLimitKey(driver));
+    }
   }
 
   // NodePorts: every host port the pod wants must not conflict with one held by a task that occupies the
@@ -364,7 +473,7 @@ class PredicatesPlugin final : public Plugin {
         });
   }
 
-  bool node_affinity_, taints_, pod_affinity_, node_ports_, spread_, volumes_;
+  bool node_affinity_, taints_, pod_affinity_, node_ports_, spread_, volumes_, volume_zone_, volume_limits_;
   // Single-threaded like ClusterState: the scheduler runs one cycle at a time. A few questions at once: the
   // allocate loop alternates between a group's representative and the task being placed.
   mutable PlacedPodsMemo<Domains, 8> memo_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -69,5 +70,7 @@ sched::WallTime ParseTime(const std::string& rfc3339);
 sched::ClaimInfo ToClaimInfo(const api::PersistentVolumeClaim& pvc);
 sched::VolumeInfo ToVolumeInfo(const api::PersistentVolume& pv);
 sched::StorageClassInfo ToStorageClassInfo(const api::StorageClass& sc);
+// A CSINode's per-driver attach limits, keyed as sched::CsiLimitKey names them.
+std::map<std::string, int64_t> ToCsiLimits(const api::CSINode& node);
 
 }  // namespace tephra::scheduler

@@ -269,11 +269,11 @@ TEST(Predicates, VolumeBindingLikeKubeScheduler) {
   h.st.UpsertClaim("ns/orphan", {"pv-gone", "", false});
   h.st.UpsertClaim("ns/local-later", {"", "local-wffc", false});
   h.st.UpsertClaim("ns/zonal-later", {"", "zone-a-wffc", false});
-  h.st.UpsertStorageClass("wffc", {true, false, {}});
-  h.st.UpsertStorageClass("local-wffc", {true, true, {}});
+  h.st.UpsertStorageClass("wffc", {true, false, {}, "example.com/csi"});
+  h.st.UpsertStorageClass("local-wffc", {true, true, {}, "kubernetes.io/no-provisioner"});
   // allowedTopologies: provisioned only where the hostname is a (terms ORed, expressions `key In values`).
   h.st.UpsertStorageClass("zone-a-wffc", {true, false, {{{{"kubernetes.io/hostname", SelectorOp::kIn, {"a"}}}, {}},
-                                                        {{{"no-such-key", SelectorOp::kIn, {"x"}}}, {}}}});
+                                                        {{{"no-such-key", SelectorOp::kIn, {"x"}}}, {}}}, "example.com/csi"});
   Session& s = h.Open();
   auto fit = [&](std::vector<std::string> claims, const std::string& node) {
     TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
@@ -299,7 +299,7 @@ TEST(Predicates, VolumeBindingLikeKubeScheduler) {
   h.st.UpsertClaim("ns/pending", {"pv-local", "", false});
   EXPECT_GT(h.st.topology_version(), before);
   EXPECT_EQ(fit({"pending"}, "a"), "");
-  h.st.UpsertStorageClass("wffc", {false, false, {}});
+  h.st.UpsertStorageClass("wffc", {false, false, {}, "example.com/csi"});
   EXPECT_EQ(fit({"later"}, "b"), "pod has unbound immediate PersistentVolumeClaims");
   // predicate.VolumeBindingEnable: false turns the check off, as in Volcano.
   Harness off;
@@ -311,6 +311,122 @@ TEST(Predicates, VolumeBindingLikeKubeScheduler) {
   TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
   t.claims = {"nothere"};
   EXPECT_EQ(s2.StaticPredicate(t, off.N("a")), "");
+}
+
+// kube-scheduler's VolumeZone: a node with zone/region labels takes the pod only where each bound volume's
+// zone/region labels list the node's value ("a__b" lists two); a node without such labels takes it anyway;
+// an unbound WaitForFirstConsumer claim is not judged (the volume follows the pod).
+TEST(Predicates, VolumeZoneLikeKubeScheduler) {
+  Harness h;
+  h.Add(PluginOption::Named("predicates"));
+  h.AddNode("a", Resource::Cpu(1000), {{"topology.kubernetes.io/zone", "a"}, {"topology.kubernetes.io/region", "r1"}});
+  h.AddNode("b", Resource::Cpu(1000), {{"topology.kubernetes.io/zone", "b"}});
+  h.AddNode("plain", Resource::Cpu(1000));
+  VolumeInfo in_b;
+  in_b.zone_labels = {{"topology.kubernetes.io/zone", "b"}};
+  VolumeInfo in_a_or_b;
+  in_a_or_b.zone_labels = {{"topology.kubernetes.io/zone", "a__ b"}};
+  VolumeInfo region;
+  region.zone_labels = {{"topology.kubernetes.io/region", "r1"}};
+  VolumeInfo bad_list;  // an empty entry: kube ignores the label
+  bad_list.zone_labels = {{"topology.kubernetes.io/zone", "a____b"}};
+  h.st.UpsertVolume("pv-b", in_b);
+  h.st.UpsertVolume("pv-ab", in_a_or_b);
+  h.st.UpsertVolume("pv-r1", region);
+  h.st.UpsertVolume("pv-bad", bad_list);
+  h.st.UpsertClaim("ns/b", {"pv-b", "", false});
+  h.st.UpsertClaim("ns/ab", {"pv-ab", "", false});
+  h.st.UpsertClaim("ns/r1", {"pv-r1", "", false});
+  h.st.UpsertClaim("ns/bad", {"pv-bad", "", false});
+  h.st.UpsertClaim("ns/later", {"", "wffc", false});
+  h.st.UpsertStorageClass("wffc", {true, false, {}, "example.com/csi"});
+  Session& s = h.Open();
+  auto fit = [&](std::vector<std::string> claims, const std::string& node) {
+    TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
+    t.claims = std::move(claims);
+    return s.StaticPredicate(t, h.N(node));
+  };
+  constexpr const char* kZone = "node(s) had no available volume zone";
+  EXPECT_EQ(fit({"b"}, "a"), kZone);
+  EXPECT_EQ(fit({"b"}, "b"), "");
+  EXPECT_EQ(fit({"b"}, "plain"), "") << "a node without zone labels is not constrained";
+  EXPECT_EQ(fit({"ab"}, "a"), "");
+  EXPECT_EQ(fit({"ab"}, "b"), "");
+  EXPECT_EQ(fit({"r1"}, "a"), "");
+  EXPECT_EQ(fit({"r1"}, "b"), kZone) << "the node lacks the region label the volume names";
+  EXPECT_EQ(fit({"bad"}, "b"), "");
+  EXPECT_EQ(fit({"later", "b"}, "b"), "");
+  EXPECT_EQ(fit({"later", "b"}, "a"), kZone);
+  // predicate.VolumeZoneEnable: false turns it off.
+  Harness off;
+  PluginOption o = PluginOption::Named("predicates");
+  o.arguments["predicate.VolumeZoneEnable"] = "false";
+  off.Add(o);
+  off.AddNode("a", Resource::Cpu(1000), {{"topology.kubernetes.io/zone", "a"}});
+  off.st.UpsertVolume("pv-b", in_b);
+  off.st.UpsertClaim("ns/b", {"pv-b", "", false});
+  Session& s2 = off.Open();
+  TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
+  t.claims = {"b"};
+  EXPECT_EQ(s2.StaticPredicate(t, off.N("a")), "");
+}
+
+// kube-scheduler's NodeVolumeLimits (CSI): distinct volumes per driver on the node, the pod's new ones
+// included, within the node's CSINode count (or its attachable-volumes-csi-<driver> allocatable); a volume
+// the node already has attached is not counted twice; an unbound claim counts as one volume of its class's
+// provisioner; in-tree volumes are not counted.
+TEST(Predicates, NodeVolumeLimitsLikeKubeScheduler) {
+  constexpr const char* kLimit = "node(s) exceed max volume count";
+  Harness h;
+  h.Add(PluginOption::Named("predicates"));
+  h.AddNode("n", Resource::Cpu(8000));
+  h.AddNode("free", Resource::Cpu(8000));
+  h.st.UpsertCsiNode("n", {{CsiLimitKey("ebs.csi.aws.com"), 2}});
+  auto csi = [](std::string handle) {
+    VolumeInfo v;
+    v.csi_driver = "ebs.csi.aws.com";
+    v.csi_handle = std::move(handle);
+    return v;
+  };
+  for (std::string v : {"v1", "v2", "v3"}) {
+    h.st.UpsertVolume("pv-" + v, csi(v));
+    h.st.UpsertClaim("ns/" + v, {"pv-" + v, "", false});
+  }
+  h.st.UpsertVolume("pv-nfs", VolumeInfo{});
+  h.st.UpsertClaim("ns/nfs", {"pv-nfs", "", false});
+  h.st.UpsertClaim("ns/new", {"", "gp3", false});
+  h.st.UpsertStorageClass("gp3", {true, false, {}, "ebs.csi.aws.com"});
+  // Two running pods hold v1 (twice: one volume) and v2: the node is at its limit of 2.
+  auto on_node = [&](const std::string& uid, std::vector<std::string> claims) {
+    TaskInfo t = Harness::Pod(uid, Resource::Cpu(1));
+    t.claims = std::move(claims);
+    t.status = TaskStatus::kRunning;
+    t.node = "n";
+    h.AddPod(t);
+  };
+  on_node("r1", {"v1"});
+  on_node("r2", {"v1", "v2"});
+  Session& s = h.Open();
+  auto fit = [&](std::vector<std::string> claims, const std::string& node) {
+    TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
+    t.claims = std::move(claims);
+    return s.DynamicPredicate(t, h.N(node));
+  };
+  EXPECT_EQ(fit({"v3"}, "n"), kLimit);
+  EXPECT_EQ(fit({"new"}, "n"), kLimit) << "an unbound claim will be a new volume of its provisioner";
+  EXPECT_EQ(fit({"v1", "v2"}, "n"), "") << "already attached";
+  EXPECT_EQ(fit({"nfs"}, "n"), "") << "not a CSI volume";
+  EXPECT_EQ(fit({"v3"}, "free"), "") << "no CSINode, no allocatable limit";
+  // The limit from the node's allocatable when there is no CSINode entry for the driver.
+  NodeInfo free = h.N("free");
+  free.volume_limits[CsiLimitKey("ebs.csi.aws.com")] = 1;
+  h.st.UpsertNode(free);
+  EXPECT_EQ(fit({"v3"}, "free"), "");
+  EXPECT_EQ(fit({"v3", "new"}, "free"), kLimit);
+  // A raised CSINode count lets the pod in.
+  h.st.UpsertCsiNode("n", {{CsiLimitKey("ebs.csi.aws.com"), 3}});
+  EXPECT_EQ(fit({"v3"}, "n"), "");
+  EXPECT_EQ(fit({"v3", "new"}, "n"), kLimit);
 }
 
 TEST(Predicates, HostPortConflictsWithPodsOnTheNode) {

@@ -682,10 +682,20 @@ struct VolumeNodeAffinity {
 Status Decode(const json& j, VolumeNodeAffinity* out);
 void Encode(const VolumeNodeAffinity& in, json* j);
 
+// spec.csi of a PersistentVolume: the driver and volume handle count towards the node's CSI volume limit.
+struct CSIPersistentVolumeSource {
+  std::string driver;
+  std::string volume_handle;  // volumeHandle
+  json extra;
+};
+Status Decode(const json& j, CSIPersistentVolumeSource* out);
+void Encode(const CSIPersistentVolumeSource& in, json* j);
+
 struct PersistentVolumeSpec {
   std::optional<VolumeNodeAffinity> node_affinity;
   std::string storage_class_name;
-  json extra;  // capacity, accessModes, claimRef and the volume source
+  std::optional<CSIPersistentVolumeSource> csi;
+  json extra;  // capacity, accessModes, claimRef and the other volume sources
 };
 Status Decode(const json& j, PersistentVolumeSpec* out);
 void Encode(const PersistentVolumeSpec& in, json* j);
@@ -728,6 +738,38 @@ struct StorageClass {
 };
 Status Decode(const json& j, StorageClass* out);
 void Encode(const StorageClass& in, json* j);
+
+// CSINode (storage.k8s.io/v1): per CSI driver on a node, how many of its volumes the node can attach
+// (spec.drivers[].allocatable.count; unset = no limit), which kube-scheduler's NodeVolumeLimits reads.
+struct VolumeNodeResources {
+  std::optional<int32_t> count;
+  json extra;
+};
+Status Decode(const json& j, VolumeNodeResources* out);
+void Encode(const VolumeNodeResources& in, json* j);
+struct CSINodeDriver {
+  std::string name;
+  std::string node_id;  // nodeID
+  std::optional<VolumeNodeResources> allocatable;
+  json extra;
+};
+Status Decode(const json& j, CSINodeDriver* out);
+void Encode(const CSINodeDriver& in, json* j);
+struct CSINodeSpec {
+  std::vector<CSINodeDriver> drivers;
+  json extra;
+};
+Status Decode(const json& j, CSINodeSpec* out);
+void Encode(const CSINodeSpec& in, json* j);
+struct CSINode {
+  static const ResourceInfo& Resource();
+  std::string api_version, kind;
+  ObjectMeta metadata;
+  CSINodeSpec spec;
+  json extra;
+};
+Status Decode(const json& j, CSINode* out);
+void Encode(const CSINode& in, json* j);
 
 // ---------------------------------------------------------------------------------------------------------
 // Event (core/v1).

@@ -84,6 +84,10 @@ class ClusterState {
   void RemoveVolume(const std::string& name);
   void UpsertStorageClass(const std::string& name, const StorageClassInfo& sc);
   void RemoveStorageClass(const std::string& name);
+  // A node's CSINode: per CSI driver, the limit key (CsiLimitKey) and how many volumes the node can attach.
+  // Kept apart from the node (it can arrive first); read by the NodeVolumeLimits predicate.
+  void UpsertCsiNode(const std::string& node, std::map<std::string, int64_t> limits);
+  void RemoveCsiNode(const std::string& node);
 
   // ---- binder feedback ----
   // Binding -> Bound. Unknown uid or other status: ignored (the informer already superseded it).
@@ -107,6 +111,7 @@ class ClusterState {
   const VolumeInfo* FindVolume(const std::string& name) const;
   // nullptr for a class that does not exist (and for "", no class): Immediate binding, as Kubernetes reads it.
   const StorageClassInfo* FindStorageClass(const std::string& name) const;
+  const std::map<std::string, int64_t>* CsiLimits(const std::string& node) const;  // nullptr: no CSINode
   // The class of an unbound claim that binds when its first pod is scheduled (WaitForFirstConsumer): the
   // binder names the chosen node on such a claim. nullptr for a bound claim, or one of any other class.
   const StorageClassInfo* FirstConsumerClass(const ClaimInfo& c) const;
@@ -293,6 +298,7 @@ class ClusterState {
   std::unordered_map<std::string, ClaimInfo> claims_;
   std::unordered_map<std::string, VolumeInfo> volumes_;
   std::unordered_map<std::string, StorageClassInfo> classes_;
+  std::unordered_map<std::string, std::map<std::string, int64_t>> csi_nodes_;
   void VolumesChanged();
   std::map<std::string, std::string> bind_failures_;
   std::vector<std::string> removed_jobs_;  // drained by the Scheduler's status writer

@@ -149,13 +149,21 @@ struct StorageClassInfo {
   bool static_only = false;              // provisioner kubernetes.io/no-provisioner: pre-created volumes only
   // allowedTopologies as node selector terms (each expression `key In values`; ORed); empty = every node.
   std::vector<NodeSelectorTerm> allowed_topologies;
+  std::string provisioner;  // the CSI driver an unbound claim's volume will count against (NodeVolumeLimits)
   bool operator==(const StorageClassInfo&) const = default;
 };
 // A PersistentVolume: the nodes it can be used from (spec.nodeAffinity.required; no terms = every node).
 struct VolumeInfo {
   std::vector<NodeSelectorTerm> node_affinity;  // ORed
+  // The volume's zone and region labels (topology.kubernetes.io/zone|region and their failure-domain.beta
+  // forms; a value may list several zones joined by "__"): kube-scheduler's VolumeZone filter.
+  Labels zone_labels;
+  std::string csi_driver, csi_handle;  // spec.csi: counted against the node's limit for the driver
   bool operator==(const VolumeInfo&) const = default;
 };
+// The node attach limit a CSI driver's volumes count against, as kube-scheduler names it (a node
+// allocatable key; a CSINode driver count is filed under the same name).
+std::string CsiLimitKey(const std::string& driver);
 
 struct NodeInfo {
   // ---- set by the caller ----
@@ -165,6 +173,9 @@ struct NodeInfo {
   std::vector<Taint> taints;
   bool unschedulable = false;  // spec.unschedulable
   bool ready = true;           // Ready condition True
+  // status.allocatable's attachable-volumes-* entries (limit key -> volumes), kept out of `allocatable`: no
+  // pod requests them, and each would take one of the registry's few resource dimensions.
+  std::map<std::string, int64_t> volume_limits;
   // ---- maintained by ClusterState ----
   Resource used;       // sum of requests of tasks that OccupiesNode()
   Resource releasing;  // subset of used held by kReleasing tasks
@@ -178,6 +189,8 @@ struct NodeInfo {
   // Tasks counted as above that declare host ports: the ports predicate walks a node's tasks only when the
   // pod asks for host ports and this is non-zero.
   int host_port_tasks = 0;
+  // The same for tasks that mount claims: the volume-limit predicate walks a node's tasks only when non-zero.
+  int claim_tasks = 0;
   uint64_t version = 0;  // bumped on every change (spec or usage); score caches key on it
   Resource Idle() const { return allocatable - used; }
   // Volcano FutureIdle: what becomes free once Releasing tasks are gone, minus what is already promised.
