@@ -7,6 +7,8 @@
 
 namespace tephra::scheduler {
 
+using api::json;
+
 BindResult ClassifyBind(const core::Status& s) {
   if (s.ok()) return BindResult::kBound;
   // kube::Client maps a 409 from pods/binding to kAborted with reason "Conflict" (client.h).
@@ -85,6 +87,27 @@ size_t Binder::Pending() const {
   return queue_.size() + static_cast<size_t>(in_flight_);
 }
 
+// The volume binder's PreBind for a pre-created volume: spec.claimRef names the claim, as the volume
+// controller's own binding would (it then binds the claim to the volume). An update, so a volume another
+// scheduler claimed since it was read is a conflict, never overwritten; a volume already naming the claim is
+// done.
+core::Status Binder::ClaimVolume(const std::string& ns, const sched::BindDecision::VolumeBinding& vb) {
+  auto pv = client_->Get(api::PersistentVolume::Resource(), "", vb.volume);
+  if (!pv.ok()) return pv.status();
+  json obj = std::move(pv).value();
+  const json* ref = obj.contains("spec") && obj["spec"].contains("claimRef") ? &obj["spec"]["claimRef"] : nullptr;
+  if (ref && ref->is_object() && !ref->value("name", "").empty()) {
+    if (ref->value("namespace", "") == ns && ref->value("name", "") == vb.claim) return core::Status::OK();
+    return core::Status(core::StatusCode::kAborted, "the volume is bound to claim " + ref->value("namespace", "") + "/" +
+                                                        ref->value("name", "") + " meanwhile");
+  }
+  obj["spec"]["claimRef"] = {{"kind", "PersistentVolumeClaim"}, {"apiVersion", "v1"}, {"namespace", ns},
+                             {"name", vb.claim},         {"uid", vb.claim_uid}};
+  obj["metadata"]["annotations"]["pv.kubernetes.io/bound-by-controller"] = "yes";
+  auto updated = client_->Update(api::PersistentVolume::Resource(), "", obj);
+  return updated.ok() ? core::Status::OK() : updated.status();
+}
+
 void Binder::Worker() {
   for (;;) {
     sched::BindDecision d;
@@ -97,10 +120,19 @@ void Binder::Worker() {
       ++in_flight_;
     }
     BindOutcome o;
-    // Kubernetes' volume binder does this in PreBind: the claim learns its node first, so a failure here
-    // fails the bind (the gang is rolled back and retried) instead of binding a pod whose volume never comes.
+    // Kubernetes' volume binder does this in PreBind: the chosen volume learns its claim, the claim to be
+    // provisioned learns its node, so a failure here fails the bind (the gang is rolled back and retried)
+    // instead of binding a pod whose volume never comes.
     bool claims_named = true;
-    for (const auto& claim : d.select_node_claims) {
+    for (const auto& vb : d.bind_volumes) {
+      if (core::Status s = ClaimVolume(d.ns, vb); !s.ok()) {
+        o.status = s.Annotate("binding volume " + vb.volume + " to claim " + d.ns + "/" + vb.claim);
+        claims_named = false;
+        break;
+      }
+    }
+    for (size_t i = 0; claims_named && i < d.select_node_claims.size(); ++i) {
+      const auto& claim = d.select_node_claims[i];
       auto patched = client_->Patch(api::PersistentVolumeClaim::Resource(), d.ns, claim, kube::PatchType::kMerge,
                                     {{"metadata", {{"annotations", {{"volume.kubernetes.io/selected-node", d.node}}}}}});
       if (!patched.ok()) {

@@ -478,11 +478,36 @@ sched::WallTime ParseTime(const std::string& s) {
   return t;
 }
 
+namespace {
+
+uint8_t AccessModes(const std::vector<std::string>& modes) {
+  uint8_t out = 0;
+  for (const auto& m : modes) {
+    if (m == "ReadWriteOnce") out |= sched::kReadWriteOnce;
+    else if (m == "ReadOnlyMany") out |= sched::kReadOnlyMany;
+    else if (m == "ReadWriteMany") out |= sched::kReadWriteMany;
+    else if (m == "ReadWriteOncePod") out |= sched::kReadWriteOncePod;
+  }
+  return out;
+}
+
+int64_t Storage(const api::ResourceList& list) {
+  auto it = list.find("storage");
+  return it == list.end() ? 0 : it->second.Value();
+}
+
+}  // namespace
+
 sched::ClaimInfo ToClaimInfo(const api::PersistentVolumeClaim& pvc) {
   sched::ClaimInfo c;
   c.volume = pvc.spec.volume_name;
   c.storage_class = pvc.spec.storage_class_name.value_or("");
   c.deleting = !pvc.metadata.deletion_timestamp.empty();
+  c.uid = pvc.metadata.uid;
+  c.request = Storage(pvc.spec.resources.requests);
+  c.access_modes = AccessModes(pvc.spec.access_modes);
+  c.block = pvc.spec.volume_mode.value_or("") == "Block";
+  if (pvc.spec.selector) c.selector = ToSelector(*pvc.spec.selector);
   return c;
 }
 
@@ -490,13 +515,21 @@ sched::VolumeInfo ToVolumeInfo(const api::PersistentVolume& pv) {
   sched::VolumeInfo v;
   if (pv.spec.node_affinity && pv.spec.node_affinity->required)
     for (const auto& term : pv.spec.node_affinity->required->node_selector_terms) v.node_affinity.push_back(term);
-  for (const char* key : {"failure-domain.beta.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone",
-                          "topology.kubernetes.io/region", "topology.kubernetes.io/zone"})
-    if (auto it = pv.metadata.labels.find(key); it != pv.metadata.labels.end()) v.zone_labels.insert(*it);
+  v.labels = pv.metadata.labels;
   if (pv.spec.csi) {
     v.csi_driver = pv.spec.csi->driver;
     v.csi_handle = pv.spec.csi->volume_handle;
   }
+  v.storage_class = pv.spec.storage_class_name;
+  v.capacity = Storage(pv.spec.capacity);
+  v.access_modes = AccessModes(pv.spec.access_modes);
+  v.block = pv.spec.volume_mode.value_or("") == "Block";
+  if (pv.spec.claim_ref && !pv.spec.claim_ref->name.empty()) {
+    v.claim_ref = pv.spec.claim_ref->namespace_ + "/" + pv.spec.claim_ref->name;
+    v.claim_ref_uid = pv.spec.claim_ref->uid;
+  }
+  v.available = pv.status.is_object() && pv.status.value("phase", "") == "Available";
+  v.deleting = !pv.metadata.deletion_timestamp.empty();
   return v;
 }
 

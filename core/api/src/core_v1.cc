@@ -445,7 +445,9 @@ TEPHRA_API_KIND(PersistentVolumeClaim, PVC_FIELDS, "", "v1", "persistentvolumecl
 TEPHRA_API_CODEC(VolumeNodeAffinity, VNA_FIELDS)
 #define CSIPVS_FIELDS(F, A) F("driver", driver) F("volumeHandle", volume_handle)
 TEPHRA_API_CODEC(CSIPersistentVolumeSource, CSIPVS_FIELDS)
-#define PVSPEC_FIELDS(F, A) F("nodeAffinity", node_affinity) F("storageClassName", storage_class_name) F("csi", csi)
+#define PVSPEC_FIELDS(F, A)                                                                                 \
+  F("nodeAffinity", node_affinity) F("storageClassName", storage_class_name) F("csi", csi)                  \
+      F("capacity", capacity) F("accessModes", access_modes) F("volumeMode", volume_mode) F("claimRef", claim_ref)
 TEPHRA_API_CODEC(PersistentVolumeSpec, PVSPEC_FIELDS)
 #define PV_FIELDS(F, A) F("metadata", metadata) F("spec", spec) F("status", status)
 TEPHRA_API_KIND(PersistentVolume, PV_FIELDS, "", "v1", "persistentvolumes", false)

@@ -508,6 +508,7 @@ std::vector<std::string> ClusterState::BindFailed(const std::string& uid, const 
   if (job.empty()) {
     Transition(*t, TaskStatus::kPending, "");
     rolled.push_back(uid);
+    for (const auto& claim : t->claims) ForgetClaim(t->ns + "/" + claim);
   } else {
     auto it = tasks_by_job_.find(job);
     std::vector<TaskInfo*> victims;
@@ -517,6 +518,7 @@ std::vector<std::string> ClusterState::BindFailed(const std::string& uid, const 
     for (TaskInfo* x : victims) {
       Transition(*x, TaskStatus::kPending, "");
       rolled.push_back(x->uid);
+      for (const auto& claim : x->claims) ForgetClaim(x->ns + "/" + claim);  // the volumes it set aside
     }
     bind_failures_[job] = reason;
   }
@@ -585,24 +587,169 @@ void ClusterState::UpsertClaim(const std::string& key, const ClaimInfo& claim) {
     if (it->second == claim) return;  // status-only updates
     it->second = claim;
   }
+  if (!claim.volume.empty()) ForgetClaim(key);  // bound: the claim has its volume
   VolumesChanged();
 }
 
 void ClusterState::RemoveClaim(const std::string& key) {
-  if (claims_.erase(key)) VolumesChanged();
+  if (!claims_.erase(key)) return;
+  ForgetClaim(key);
+  VolumesChanged();
 }
 
 void ClusterState::UpsertVolume(const std::string& name, const VolumeInfo& volume) {
   auto [it, inserted] = volumes_.try_emplace(name, volume);
   if (!inserted) {
     if (it->second == volume) return;
+    IndexVolume(name, it->second, false);
     it->second = volume;
   }
+  IndexVolume(name, volume, true);
+  // The volume now names a claim (the binder's write came back): nothing left to set aside.
+  if (auto a = assumed_claim_of_volume_.find(name); a != assumed_claim_of_volume_.end() && a->second == volume.claim_ref)
+    ForgetVolume(name);
   VolumesChanged();
 }
 
 void ClusterState::RemoveVolume(const std::string& name) {
-  if (volumes_.erase(name)) VolumesChanged();
+  auto it = volumes_.find(name);
+  if (it == volumes_.end()) return;
+  IndexVolume(name, it->second, false);
+  volumes_.erase(it);
+  ForgetVolume(name);
+  VolumesChanged();
+}
+
+void ClusterState::IndexVolume(const std::string& name, const VolumeInfo& v, bool add) {
+  std::vector<std::string> hosts;
+  if (v.node_affinity.size() == 1 && v.node_affinity[0].match_fields.empty() &&
+      v.node_affinity[0].match_expressions.size() == 1) {
+    const SelectorRequirement& r = v.node_affinity[0].match_expressions[0];
+    if (r.key == kHostnameKey && r.op == SelectorOp::kIn) hosts = r.values;
+  }
+  if (hosts.empty()) hosts.emplace_back();
+  if (!v.claim_ref.empty()) {
+    if (add) {
+      prebound_volume_of_claim_[v.claim_ref] = name;
+    } else if (auto it = prebound_volume_of_claim_.find(v.claim_ref); it != prebound_volume_of_claim_.end() && it->second == name) {
+      prebound_volume_of_claim_.erase(it);
+    }
+  }
+  for (const auto& h : hosts) {
+    auto key = std::make_pair(v.storage_class, h);
+    if (add) {
+      volumes_by_class_host_[key].insert(name);
+    } else if (auto it = volumes_by_class_host_.find(key); it != volumes_by_class_host_.end()) {
+      it->second.erase(name);
+      if (it->second.empty()) volumes_by_class_host_.erase(it);
+    }
+  }
+}
+
+void ClusterState::AssumeVolume(JournalKey, const std::string& volume, const std::string& claim_key) {
+  assumed_claim_of_volume_[volume] = claim_key;
+  assumed_volume_of_claim_[claim_key] = volume;
+  ++topology_version_;  // cached static answers offered this volume to other claims
+}
+
+void ClusterState::ForgetVolume(const std::string& volume) {
+  auto it = assumed_claim_of_volume_.find(volume);
+  if (it == assumed_claim_of_volume_.end()) return;
+  auto c = assumed_volume_of_claim_.find(it->second);
+  if (c != assumed_volume_of_claim_.end() && c->second == volume) assumed_volume_of_claim_.erase(c);
+  assumed_claim_of_volume_.erase(it);
+  ++topology_version_;
+}
+
+void ClusterState::ForgetClaim(const std::string& claim_key) {
+  if (auto it = assumed_volume_of_claim_.find(claim_key); it != assumed_volume_of_claim_.end()) ForgetVolume(it->second);
+}
+
+const std::string* ClusterState::AssumedVolume(const std::string& claim_key) const {
+  auto it = assumed_volume_of_claim_.find(claim_key);
+  return it == assumed_volume_of_claim_.end() ? nullptr : &it->second;
+}
+
+bool ClusterState::ChooseVolumes(const TaskInfo& t, const NodeInfo& n, std::vector<VolumeChoice>* out) const {
+  struct Want {
+    const std::string* name;
+    const ClaimInfo* claim;
+    const StorageClassInfo* sc;
+  };
+  std::vector<Want> wants;
+  for (const auto& name : t.claims) {
+    const ClaimInfo* c = FindClaim(t.ns + "/" + name);
+    if (!c) continue;
+    if (const StorageClassInfo* sc = FirstConsumerClass(*c)) wants.push_back({&name, c, sc});
+  }
+  // kube's binder: the smallest request first, so a small claim does not take the volume a big one needs.
+  std::stable_sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) { return a.claim->request < b.claim->request; });
+  auto usable_from = [&](const VolumeInfo& v) {
+    if (v.node_affinity.empty()) return true;
+    for (const auto& term : v.node_affinity)
+      if (term.Matches(n.labels, n.name)) return true;
+    return false;
+  };
+  std::vector<const std::set<std::string>*> buckets;  // the node's own local volumes, then the rest
+  std::vector<const std::string*> chosen;
+  for (const Want& w : wants) {
+    const std::string key = t.ns + "/" + *w.name;
+    const std::string* pick = nullptr;
+    bool search = true;
+    if (const std::string* assumed = AssumedVolume(key)) {
+      const VolumeInfo* v = FindVolume(*assumed);
+      if (!v || !usable_from(*v)) return false;
+      pick = assumed;
+      search = false;
+    } else if (auto pb = prebound_volume_of_claim_.find(key); pb != prebound_volume_of_claim_.end()) {
+      // A volume pre-bound to the claim (its claimRef names the claim, and its uid if it names one) is the
+      // claim's only volume, wherever it is (kube's FindMatchingVolume); one that cannot hold it is ignored.
+      const VolumeInfo& v = volumes_.at(pb->second);
+      if (v.storage_class == w.claim->storage_class && v.capacity >= w.claim->request && v.block == w.claim->block &&
+          !v.deleting && (v.claim_ref_uid.empty() || v.claim_ref_uid == w.claim->uid)) {
+        search = false;
+        if (usable_from(v)) pick = &pb->second;
+      }
+    }
+    if (search) {
+      buckets.clear();
+      auto host = n.labels.find(std::string(kHostnameKey));
+      if (host != n.labels.end() && !host->second.empty())
+        if (auto it = volumes_by_class_host_.find({w.claim->storage_class, host->second}); it != volumes_by_class_host_.end())
+          buckets.push_back(&it->second);
+      if (auto it = volumes_by_class_host_.find({w.claim->storage_class, std::string()}); it != volumes_by_class_host_.end())
+        buckets.push_back(&it->second);
+      const VolumeInfo* best = nullptr;
+      for (const auto* bucket : buckets)
+        for (const std::string& name : *bucket) {
+          if (std::any_of(chosen.begin(), chosen.end(), [&](const std::string* c) { return *c == name; })) continue;
+          const VolumeInfo& v = volumes_.at(name);
+          if (v.capacity < w.claim->request || v.block != w.claim->block || v.deleting) continue;
+          if (!v.claim_ref.empty()) continue;                  // pre-bound to another claim
+          if (assumed_claim_of_volume_.count(name)) continue;  // set aside for another claim this cycle
+          if (!v.available || (w.claim->access_modes & ~v.access_modes) != 0) continue;
+          if (w.claim->selector && !w.claim->selector->Matches(v.labels)) continue;
+          if (!usable_from(v)) continue;
+          if (!best || v.capacity < best->capacity || (v.capacity == best->capacity && name < *pick)) {
+            best = &v;
+            pick = &name;
+          }
+        }
+    }
+    if (pick) {
+      chosen.push_back(pick);
+      if (out) out->push_back({*w.name, *pick});
+      continue;
+    }
+    // No volume: the class must provision one here (not kubernetes.io/no-provisioner; allowedTopologies).
+    if (w.sc->static_only) return false;
+    if (!w.sc->allowed_topologies.empty() &&
+        std::none_of(w.sc->allowed_topologies.begin(), w.sc->allowed_topologies.end(),
+                     [&](const NodeSelectorTerm& term) { return term.Matches(n.labels, n.name); }))
+      return false;
+    if (out) out->push_back({*w.name, ""});
+  }
+  return true;
 }
 
 void ClusterState::UpsertStorageClass(const std::string& name, const StorageClassInfo& sc) {

@@ -25,8 +25,22 @@ Statement::~Statement() { Discard(); }
 Status Statement::Allocate(const std::string& uid, const std::string& node) {
   TaskInfo* t = state_->MutableTask({}, uid);
   if (!t || t->status != TaskStatus::kPending) return Status(StatusCode::kFailedPrecondition, "task not pending: " + uid);
-  if (!state_->FindNode(node)) return Status(StatusCode::kFailedPrecondition, "unknown node " + node);
+  const NodeInfo* n = state_->FindNode(node);
+  if (!n) return Status(StatusCode::kFailedPrecondition, "unknown node " + node);
   Entry e{Op::kAllocate, uid, node, t->status, t->node, {}, {}, false, 0};
+  if (!t->claims.empty()) {
+    std::vector<ClusterState::VolumeChoice> choices;
+    if (!state_->ChooseVolumes(*t, *n, &choices))
+      return Status(StatusCode::kFailedPrecondition, "no volume for the claims of " + uid + " on " + node);
+    for (const auto& c : choices) {
+      if (c.volume.empty()) continue;
+      const std::string key = t->ns + "/" + c.claim;
+      const std::string* already = state_->AssumedVolume(key);
+      if (already && *already == c.volume) continue;  // set aside by an earlier placement of the same claim
+      state_->AssumeVolume({}, c.volume, key);
+      e.assumed_volumes.push_back(c.volume);
+    }
+  }
   NoteJobVersion(*t, e);
   entries_.push_back(std::move(e));
   state_->Transition({}, *t, TaskStatus::kAllocated, node);
@@ -63,10 +77,17 @@ void Statement::Commit(CycleResult* out, std::vector<Entry>* pipelined) {
       case Op::kAllocate:
         if (t->status != TaskStatus::kAllocated) break;
         state_->Transition({}, *t, TaskStatus::kBinding, t->node);
-        out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job, {}});
-        for (const auto& claim : t->claims)
-          if (const ClaimInfo* c = state_->FindClaim(t->ns + "/" + claim); c && state_->FirstConsumerClass(*c))
+        out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job, {}, {}});
+        for (const auto& claim : t->claims) {
+          const std::string key = t->ns + "/" + claim;
+          const ClaimInfo* c = state_->FindClaim(key);
+          if (!c || !state_->FirstConsumerClass(*c)) continue;
+          // A volume set aside: the binder writes the claim into it. Otherwise the class provisions one.
+          if (const std::string* v = state_->AssumedVolume(key))
+            out->binds.back().bind_volumes.push_back({claim, c->uid, *v});
+          else
             out->binds.back().select_node_claims.push_back(claim);
+        }
         state_->NoteVictimCandidate({});  // a newly placed task is a possible victim for a starving job
         break;
       case Op::kPipeline:
@@ -89,6 +110,7 @@ void Statement::Discard() { DiscardFrom(0); }
 void Statement::DiscardFrom(size_t mark) {
   while (entries_.size() > mark) {
     const Entry& e = entries_.back();
+    for (const auto& v : e.assumed_volumes) state_->ForgetVolume({}, v);
     TaskInfo* t = state_->MutableTask({}, e.task_uid);
     if (t) {  // removed meanwhile: nothing to undo
       state_->Transition({}, *t, e.prev_status, e.prev_node);

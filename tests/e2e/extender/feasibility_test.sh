@@ -6,8 +6,8 @@
 # effect, a cordoned node, a node at its pod limit) holds pods placed without a scheduler
 # (feasibility/existing.yaml: host ports, labels for affinity and spread, a pod with its own anti-affinity,
 # GPUs in use) and volumes (feasibility/volumes.yaml: claims bound to node-local and zonal volumes, an unbound
-# Immediate claim, WaitForFirstConsumer claims of provisioning classes, a volume with zone labels, CSI volumes
-# against a node's CSINode attach limit). Then, for each probe pod of
+# Immediate claim, WaitForFirstConsumer claims of provisioning classes and of pre-created local volumes, a
+# volume with zone labels, CSI volumes against a node's CSINode attach limit). Then, for each probe pod of
 # feasibility/probes.yaml:
 #  - kube-scheduler's feasible set: kube-scheduler runs with its default plugins and, as its only extender,
 #    recorder.py, which it calls with exactly the nodes its filters passed; the recorder refuses them all,
@@ -54,6 +54,8 @@ claims_bound() {
   done
 }
 wait_until "the volume controller binds the pre-bound claims" 60 claims_bound || fail "claims not bound: $(k get pvc,pv 2>&1)"
+local_available() { [ "$(k get pv local-b0 -o jsonpath='{.status.phase}')" = Available ]; }
+wait_until "the volume controller makes local-b0 Available" 60 local_available || fail "local-b0: $(k get pv local-b0 2>&1)"
 k create -f "$DATA/existing.yaml" >/dev/null || fail "the API server refused a placed pod"
 EXISTING=$(grep -c '^kind: Pod' "$DATA/existing.yaml")
 all_running() { [ "$(k get pods --field-selector status.phase=Running -o name | wc -l)" -ge "$EXISTING" ]; }

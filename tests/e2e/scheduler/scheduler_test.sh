@@ -10,6 +10,8 @@
 #  4b. a vcjob whose task has partitionPolicy (two partitions of four whole-node pods, each partition hard tier 1,
 #     the job itself unconstrained), through `tephra controller`: the PodGroup carries the subGroupPolicy and each
 #     partition lands inside one leaf;
+#  4c. two workers with claims of a WaitForFirstConsumer class without a provisioner, and one local volume on each
+#     of two nodes: each worker is bound next to its volume, which names its claim; the volume controller binds;
 #  5. /metrics carries Volcano's metric names and the bind counter.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -187,6 +189,39 @@ part_leaves=$(awk 'NR==FNR {leaf[$1]=$2; next} {print $2, leaf[$1]}' "$WORK/leaf
   fail "a partition spans leaves: $(echo "$part_leaves" | tr '\n' ';')"
 note "4b. vcjob part: 8/8 bound; PodGroup subGroupPolicy $(sub_groups); partition -> leaf: $(echo "$part_leaves" | tr '\n' ';')"
 
+# ---------------------------------------------------- 4c. pre-created local volumes (WaitForFirstConsumer)
+# Two workers, each with its own claim of a class without a provisioner, and one local volume on each of two
+# nodes: each worker lands next to a volume, the volume's claimRef names the worker's claim (the scheduler's
+# write), and the volume controller binds the claim.
+mapfile -t vol_nodes < <(awk '{print $1}' "$WORK/part-nodes" | sort -u | head -2)
+vol_a=${vol_nodes[0]} vol_b=${vol_nodes[1]}
+{
+  printf '%s\n' "apiVersion: storage.k8s.io/v1" "kind: StorageClass" "metadata: {name: local-nvme}" \
+    "provisioner: kubernetes.io/no-provisioner" "volumeBindingMode: WaitForFirstConsumer" "---"
+  for n in "$vol_a" "$vol_b"; do
+    printf '%s\n' "apiVersion: v1" "kind: PersistentVolume" "metadata: {name: nvme-$n}" "spec:" \
+      "  capacity: {storage: 1Ti}" "  accessModes: [ReadWriteOnce]" "  storageClassName: local-nvme" \
+      "  local: {path: /mnt/nvme0}" "  nodeAffinity:" "    required:" "      nodeSelectorTerms:" \
+      "      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$n]}]" "---"
+  done
+  podgroup pg-nvme 2
+  for i in 0 1; do
+    printf '%s\n' "apiVersion: v1" "kind: PersistentVolumeClaim" "metadata: {name: scratch-$i, namespace: default}" \
+      "spec:" "  storageClassName: local-nvme" "  accessModes: [ReadWriteOnce]" "  resources: {requests: {storage: 100Gi}}" "---"
+    pod "nvme-$i" pg-nvme 1 0 | sed '/^---$/d'
+    printf '%s\n' "  volumes: [{name: scratch, persistentVolumeClaim: {claimName: scratch-$i}}]" "---"
+  done
+} | k create -f - >/dev/null
+wait_until "2 pods of pg-nvme bound" 60 all_bound pg-nvme 2 || fail "pg-nvme: $(bound_count pg-nvme)/2 bound ($(k get podgroup pg-nvme -o json | jq -c .status))"
+for i in 0 1; do
+  node=$(k get pod "nvme-$i" -o jsonpath='{.spec.nodeName}')
+  [ "$(k get pv "nvme-$node" -o jsonpath='{.spec.claimRef.name}' 2>/dev/null)" = "scratch-$i" ] ||
+    fail "nvme-$i on $node: volume nvme-$node does not name claim scratch-$i ($(k get pv -o json | jq -c '[.items[] | {n: .metadata.name, c: .spec.claimRef.name}]'))"
+done
+claims_bound() { [ "$(k get pvc scratch-0 scratch-1 -o jsonpath='{range .items[*]}{.status.phase}{"\n"}{end}' | grep -c Bound)" = 2 ]; }
+wait_until "the volume controller binds scratch-0 and scratch-1" 60 claims_bound || fail "claims: $(k get pvc scratch-0 scratch-1 2>&1)"
+note "4c. pg-nvme: each worker next to its own local volume; claims Bound ($(k get pods nvme-0 nvme-1 -o jsonpath='{range .items[*]}{.metadata.name}@{.spec.nodeName} {end}'))"
+
 # ------------------------------------------------------------------------------------------------- 5. metrics
 curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" >"$WORK/metrics"
 for mname in volcano_e2e_scheduling_latency_milliseconds_bucket volcano_schedule_attempts_total \
@@ -194,7 +229,7 @@ for mname in volcano_e2e_scheduling_latency_milliseconds_bucket volcano_schedule
   grep -q "^$mname" "$WORK/metrics" || fail "metric $mname missing"
 done
 bound=$(awk '/^tephra_scheduler_pods_bound_total/ {print int($2)}' "$WORK/metrics")
-[ "${bound:-0}" -ge 76 ] || fail "tephra_scheduler_pods_bound_total=$bound, want >= 76"
+[ "${bound:-0}" -ge 78 ] || fail "tephra_scheduler_pods_bound_total=$bound, want >= 78"
 curl -fsS "http://127.0.0.1:$HEALTH_PORT/healthz" >/dev/null || fail "/healthz"
 # A good file again is accepted.
 printf '%s\n' 'actions: "enqueue, allocate"' 'tiers:' '- plugins:' '  - name: gang' '  - name: predicates' >"$CONF"
@@ -202,4 +237,4 @@ accepted() { [ "$(metric 'tephra_scheduler_conf_reloads_total{result="success"}'
 wait_until "good conf accepted" 30 accepted || fail "good scheduler conf not reloaded"
 note "5. metrics present; pods bound = $bound"
 stop_roles
-echo "PASS (queues, gang of 4 enqueued/bound/running, oversize gang binds nothing, 64-pod gang in one leaf, a partition per leaf, metrics)"
+echo "PASS (queues, gang of 4 enqueued/bound/running, oversize gang binds nothing, 64-pod gang in one leaf, a partition per leaf, local volumes bound, metrics)"

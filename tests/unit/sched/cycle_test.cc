@@ -809,6 +809,63 @@ TEST(Cycle, ClaimsSteerThePodAndWaitingClaimsTravelWithTheBind) {
   }
 }
 
+// Local NVMe for each worker of a gang (WaitForFirstConsumer, kubernetes.io/no-provisioner): each pod takes a
+// free pre-created volume on its node, never one another pod of the cycle took, so the gang spreads over the
+// nodes that have one; the binds carry the volume to write into. When the binds fail, the volumes are free
+// again; when the volumes come back naming their claims, nothing stays set aside.
+TEST(Cycle, GangWorkersEachTakeAPreCreatedLocalVolume) {
+  Cluster c;
+  c.Queue("default");
+  for (const char* n : {"n0", "n1", "n2"}) c.Node(n, 8000, 32 * kGi, 0, {{"kubernetes.io/hostname", n}});
+  for (const char* n : {"n0", "n2"}) {
+    VolumeInfo v;
+    v.node_affinity = {{{{"kubernetes.io/hostname", SelectorOp::kIn, {n}}}, {}}};
+    v.storage_class = "local-nvme";
+    v.capacity = 1LL << 40;
+    v.access_modes = kReadWriteOnce;
+    v.available = true;
+    c.st().UpsertVolume(std::string("nvme-") + n, v);
+  }
+  c.st().UpsertStorageClass("local-nvme", {true, true, {}, "kubernetes.io/no-provisioner"});
+  JobInfo j = c.Job("train", 2);
+  c.AddJob(j);
+  for (int i = 0; i < 2; ++i) {
+    ClaimInfo claim{"", "local-nvme", false};
+    claim.uid = "uid-scratch-" + std::to_string(i);
+    claim.request = 100LL << 30;
+    claim.access_modes = kReadWriteOnce;
+    c.st().UpsertClaim("ns/scratch-" + std::to_string(i), claim);
+    TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
+    t.claims = {"scratch-" + std::to_string(i)};
+    c.st().UpsertPod(t);
+  }
+  CycleResult r = c.Run();
+  ASSERT_EQ(r.binds.size(), 2u);
+  std::map<std::string, std::string> node_of_volume;
+  for (const auto& bind : r.binds) {
+    ASSERT_EQ(bind.bind_volumes.size(), 1u) << bind.name;
+    EXPECT_TRUE(bind.select_node_claims.empty());
+    EXPECT_EQ(bind.bind_volumes[0].volume, "nvme-" + bind.node) << "the volume on the pod's own node";
+    EXPECT_EQ(bind.bind_volumes[0].claim_uid, "uid-" + bind.bind_volumes[0].claim);
+    node_of_volume[bind.bind_volumes[0].volume] = bind.node;
+  }
+  EXPECT_EQ(node_of_volume.size(), 2u) << "two volumes, two nodes";
+  // The first bind fails: the gang goes back to pending and its volumes are free again.
+  c.st().BindFailed(r.binds[0].task_uid, "volume write failed");
+  EXPECT_EQ(c.st().AssumedVolume("ns/scratch-0"), nullptr);
+  EXPECT_EQ(c.st().AssumedVolume("ns/scratch-1"), nullptr);
+  r = c.Run();
+  ASSERT_EQ(r.binds.size(), 2u);
+  // The binder's writes come back through the informer: the volumes name their claims.
+  for (const auto& bind : r.binds) {
+    VolumeInfo v = *c.st().FindVolume(bind.bind_volumes[0].volume);
+    v.claim_ref = "ns/" + bind.bind_volumes[0].claim;
+    v.available = false;
+    c.st().UpsertVolume(bind.bind_volumes[0].volume, v);
+    EXPECT_EQ(c.st().AssumedVolume(v.claim_ref), nullptr);
+  }
+}
+
 // Volcano's backfill puts a best-effort pod on the best-scored feasible node, not the first by name: with
 // nodeorder's least-requested score the idle node wins over a busy one that sorts first.
 TEST(Cycle, BackfillChoosesTheBestScoredNode) {

@@ -136,6 +136,58 @@ TEST(BinderTest, NamesTheNodeOnWaitingClaimsBeforeBinding) {
   EXPECT_FALSE((*fc->Get(api::Pod::Resource(), "ns", "p1"))["spec"].contains("nodeName"));
 }
 
+// Kubernetes' PreBind for a pre-created volume chosen for a WaitForFirstConsumer claim: the volume's claimRef
+// names the claim before the pod is bound; a volume that names another claim by then fails the bind, and the
+// pod is not bound; a volume already naming the claim is left as it is.
+TEST(BinderTest, WritesTheClaimIntoTheChosenVolumeBeforeBinding) {
+  auto fc = std::make_shared<FakeClient>();
+  auto pv = [&](const std::string& name, json claim_ref) {
+    json spec = {{"capacity", {{"storage", "1Ti"}}}};
+    if (!claim_ref.is_null()) spec["claimRef"] = claim_ref;
+    fc->Seed(api::PersistentVolume::Resource(),
+             {{"apiVersion", "v1"}, {"kind", "PersistentVolume"}, {"metadata", {{"name", name}}}, {"spec", spec}});
+  };
+  pv("local-a", nullptr);
+  pv("local-b", {{"namespace", "other"}, {"name", "theirs"}});
+  pv("local-c", {{"namespace", "ns"}, {"name", "mine"}});
+  std::vector<std::string> uids;
+  for (const char* name : {"p0", "p1", "p2"}) {
+    json stored = fc->Seed(api::Pod::Resource(), {{"apiVersion", "v1"}, {"kind", "Pod"},
+                                                  {"metadata", {{"name", name}, {"namespace", "ns"}}},
+                                                  {"spec", {{"containers", json::array()}}}});
+    uids.push_back(stored["metadata"]["uid"].get<std::string>());
+  }
+  std::vector<BindOutcome> outcomes;
+  std::mutex mu;
+  Binder b(fc, 1, [&](const BindOutcome& o) {
+    std::lock_guard l(mu);
+    outcomes.push_back(o);
+  });
+  auto decision = [&](int i, const std::string& claim, const std::string& volume) {
+    sched::BindDecision d{uids[static_cast<size_t>(i)], "ns", "p" + std::to_string(i), "n1", "ns/pg" + std::to_string(i), {}};
+    d.bind_volumes.push_back({claim, "uid-" + claim, volume});
+    return d;
+  };
+  b.Submit({decision(0, "data", "local-a")});
+  ASSERT_TRUE(b.WaitIdle(Deadline()));
+  b.Submit({decision(1, "data1", "local-b")});
+  ASSERT_TRUE(b.WaitIdle(Deadline()));
+  b.Submit({decision(2, "mine", "local-c")});
+  ASSERT_TRUE(b.WaitIdle(Deadline()));
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[0].result, BindResult::kBound);
+  json ref = (*fc->Get(api::PersistentVolume::Resource(), "", "local-a"))["spec"]["claimRef"];
+  EXPECT_EQ(ref["namespace"], "ns");
+  EXPECT_EQ(ref["name"], "data");
+  EXPECT_EQ(ref["uid"], "uid-data");
+  EXPECT_EQ(ref["kind"], "PersistentVolumeClaim");
+  EXPECT_EQ((*fc->Get(api::Pod::Resource(), "ns", "p0"))["spec"]["nodeName"], "n1");
+  EXPECT_EQ(outcomes[1].result, BindResult::kFailed);
+  EXPECT_NE(outcomes[1].status.ToString().find("bound to claim other/theirs"), std::string::npos) << outcomes[1].status.ToString();
+  EXPECT_FALSE((*fc->Get(api::Pod::Resource(), "ns", "p1"))["spec"].contains("nodeName"));
+  EXPECT_EQ(outcomes[2].result, BindResult::kBound);
+}
+
 TEST(BinderTest, FailureRollsBackTheGangAndDropsItsQueuedBinds) {
   Fixture f(3);
   const std::string first = f.binds[0].name;

@@ -129,8 +129,7 @@ TEST(ConvertTest, ClaimsVolumesAndClassesForTheVolumePredicates) {
   sched::VolumeInfo cv = ToVolumeInfo(csi);
   EXPECT_EQ(cv.csi_driver, "ebs.csi.aws.com");
   EXPECT_EQ(cv.csi_handle, "vol-1");
-  EXPECT_EQ(cv.zone_labels, (sched::Labels{{"failure-domain.beta.kubernetes.io/region", "r1"},
-                                           {"topology.kubernetes.io/zone", "a__b"}}));
+  EXPECT_EQ(cv.labels.at("topology.kubernetes.io/zone"), "a__b");
   auto cn = Decode<api::CSINode>(R"({"metadata": {"name": "n1"}, "spec": {"drivers": [
       {"name": "ebs.csi.aws.com", "nodeID": "i-1", "allocatable": {"count": 25}},
       {"name": "nfs.csi.k8s.io", "nodeID": "n1"}]}})");

@@ -45,7 +45,6 @@ Made Make(const PluginOption& o) {
 
 // The node's domain for a topology key. kubelet labels every node with its hostname, which is its name;
 // a node object without that label (tests, simulators) is still its own hostname domain.
-inline constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
 inline const std::string* DomainOf(const NodeInfo& n, const std::string& key) {
   auto it = n.labels.find(key);
   if (it != n.labels.end()) return &it->second;

@@ -168,27 +168,18 @@ class PredicatesPlugin final : public Plugin {
   // kube-scheduler's VolumeBinding for claims that exist: each claim must be there and not being deleted; an
   // unbound claim of a class that binds at once (Immediate, or no class) waits for the volume controller,
   // so no node fits yet; a bound claim's volume must be usable from the node (its required node affinity).
-  // An unbound claim of a WaitForFirstConsumer class passes when the class provisions volumes: the binder
-  // names the chosen node on the claim (volume.kubernetes.io/selected-node) before it binds the pod, and the
-  // provisioner creates the volume there; the class's allowedTopologies must allow that node. Choosing
-  // among pre-created volumes of such a class (kubernetes.io/no-provisioner) is not done yet, and says so
-  // (docs/scheduler.md).
+  // Unbound claims of a WaitForFirstConsumer class need a pre-created volume usable from the node, or the
+  // class's provisioning there (ClusterState::ChooseVolumes); the binder writes the choice before it binds
+  // the pod (docs/scheduler.md, "Volumes").
   static Fit VolumeFit(const ClusterState& st, const TaskInfo& t, const NodeInfo& n) {
+    bool waiting = false;
     for (const auto& name : t.claims) {
       const ClaimInfo* c = st.FindClaim(t.ns + "/" + name);
       if (!c) return Fit::No("persistentvolumeclaim not found", "claim", name);
       if (c->deleting) return Fit::No("persistentvolumeclaim is being deleted", "claim", name);
       if (c->volume.empty()) {
-        const StorageClassInfo* sc = st.FirstConsumerClass(*c);
-        if (!sc) return Fit::No("pod has unbound immediate PersistentVolumeClaims");
-        if (sc->static_only)
-          return Fit::No("claim waits for a pre-created volume (WaitForFirstConsumer, kubernetes.io/no-provisioner), "
-                         "which this scheduler does not bind yet", "claim", name);
-        // Provisioned on the node the binder names, where the class's allowedTopologies allow it.
-        if (!sc->allowed_topologies.empty() &&
-            std::none_of(sc->allowed_topologies.begin(), sc->allowed_topologies.end(),
-                         [&](const NodeSelectorTerm& term) { return term.Matches(n.labels, n.name); }))
-          return Fit::No("node(s) didn't find available persistent volumes to bind");
+        if (!st.FirstConsumerClass(*c)) return Fit::No("pod has unbound immediate PersistentVolumeClaims");
+        waiting = true;
         continue;
       }
       const VolumeInfo* v = st.FindVolume(c->volume);
@@ -199,6 +190,7 @@ class PredicatesPlugin final : public Plugin {
         if (term.Matches(n.labels, n.name)) { any = true; break; }
       if (!any) return Fit::No("node(s) had volume node affinity conflict");
     }
+    if (waiting && !st.ChooseVolumes(t, n, nullptr)) return Fit::No("node(s) didn't find available persistent volumes to bind");
     return Fit::Yes();
   }
 
@@ -221,7 +213,8 @@ class PredicatesPlugin final : public Plugin {
       }
       const VolumeInfo* v = st.FindVolume(c->volume);
       if (!v) return Fit::No("bound persistentvolume not found", "volume", c->volume);
-      for (const auto& [key, value] : v->zone_labels) {
+      for (const auto& [key, value] : v->labels) {
+        if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) continue;
         auto it = n.labels.find(key);
         if (!ZoneListHas(value, it == n.labels.end() ? std::string_view() : std::string_view(it->second)))
           return Fit::No("node(s) had no available volume zone");

@@ -67,6 +67,7 @@ class Binder {
 
  private:
   void Worker() TEPHRA_EXCLUDES(mu_);
+  core::Status ClaimVolume(const std::string& ns, const sched::BindDecision::VolumeBinding& vb);
 
   kube::ClientPtr client_;
   Callback on_done_;

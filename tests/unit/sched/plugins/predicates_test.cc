@@ -288,9 +288,8 @@ TEST(Predicates, VolumeBindingLikeKubeScheduler) {
   EXPECT_EQ(fit({"later"}, "b"), "");
   EXPECT_EQ(fit({"zonal-later"}, "a"), "");
   EXPECT_EQ(fit({"zonal-later"}, "b"), "node(s) didn't find available persistent volumes to bind");
-  EXPECT_EQ(fit({"local-later"}, "b"),
-            "claim waits for a pre-created volume (WaitForFirstConsumer, kubernetes.io/no-provisioner), which this "
-            "scheduler does not bind yet {claim: local-later}");
+  EXPECT_EQ(fit({"local-later"}, "b"), "node(s) didn't find available persistent volumes to bind")
+      << "no pre-created volume of the class, and the class cannot provision";
   EXPECT_EQ(fit({"nothere"}, "a"), "persistentvolumeclaim not found {claim: nothere}");
   EXPECT_EQ(fit({"going"}, "a"), "persistentvolumeclaim is being deleted {claim: going}");
   EXPECT_EQ(fit({"orphan"}, "a"), "bound persistentvolume not found {volume: pv-gone}");
@@ -323,13 +322,13 @@ TEST(Predicates, VolumeZoneLikeKubeScheduler) {
   h.AddNode("b", Resource::Cpu(1000), {{"topology.kubernetes.io/zone", "b"}});
   h.AddNode("plain", Resource::Cpu(1000));
   VolumeInfo in_b;
-  in_b.zone_labels = {{"topology.kubernetes.io/zone", "b"}};
+  in_b.labels = {{"topology.kubernetes.io/zone", "b"}};
   VolumeInfo in_a_or_b;
-  in_a_or_b.zone_labels = {{"topology.kubernetes.io/zone", "a__ b"}};
+  in_a_or_b.labels = {{"topology.kubernetes.io/zone", "a__ b"}};
   VolumeInfo region;
-  region.zone_labels = {{"topology.kubernetes.io/region", "r1"}};
+  region.labels = {{"topology.kubernetes.io/region", "r1"}, {"team", "x"}};
   VolumeInfo bad_list;  // an empty entry: kube ignores the label
-  bad_list.zone_labels = {{"topology.kubernetes.io/zone", "a____b"}};
+  bad_list.labels = {{"topology.kubernetes.io/zone", "a____b"}};
   h.st.UpsertVolume("pv-b", in_b);
   h.st.UpsertVolume("pv-ab", in_a_or_b);
   h.st.UpsertVolume("pv-r1", region);
@@ -427,6 +426,104 @@ TEST(Predicates, NodeVolumeLimitsLikeKubeScheduler) {
   h.st.UpsertCsiNode("n", {{CsiLimitKey("ebs.csi.aws.com"), 3}});
   EXPECT_EQ(fit({"v3"}, "n"), "");
   EXPECT_EQ(fit({"v3", "new"}, "n"), kLimit);
+}
+
+// kube-scheduler's volume binder for WaitForFirstConsumer claims: a pre-created volume of the claim's class
+// usable from the node, big enough, with the claim's access modes, volume mode and selector, free or pre-bound
+// to the claim; the smallest that fits; one volume per claim; a volume set aside by an earlier placement is
+// offered to its claim only. A claim of a provisioning class that no volume fits is provisioned instead.
+TEST(Predicates, WaitForFirstConsumerClaimsBindToPreCreatedVolumes) {
+  constexpr const char* kNone = "node(s) didn't find available persistent volumes to bind";
+  Harness h;
+  h.Add(PluginOption::Named("predicates"));
+  h.AddNode("a", Resource::Cpu(1000), {{"kubernetes.io/hostname", "a"}});
+  h.AddNode("b", Resource::Cpu(1000), {{"kubernetes.io/hostname", "b"}});
+  h.AddNode("c", Resource::Cpu(1000), {{"kubernetes.io/hostname", "c"}});
+  constexpr int64_t kG = 1LL << 30;
+  auto local = [&](const std::string& name, const std::string& host, int64_t size, Labels labels = {}) {
+    VolumeInfo v;
+    v.node_affinity = {{{{"kubernetes.io/hostname", SelectorOp::kIn, {host}}}, {}}};
+    v.storage_class = "local";
+    v.capacity = size;
+    v.access_modes = kReadWriteOnce;
+    v.available = true;
+    v.labels = std::move(labels);
+    h.st.UpsertVolume(name, v);
+    return v;
+  };
+  local("a-small", "a", 100 * kG);
+  local("a-big", "a", 900 * kG, {{"tier", "fast"}});
+  local("b-big", "b", 900 * kG);
+  VolumeInfo taken = local("c-taken", "c", 900 * kG);
+  taken.claim_ref = "other/theirs";
+  h.st.UpsertVolume("c-taken", taken);
+  h.st.UpsertStorageClass("local", {true, true, {}, "kubernetes.io/no-provisioner"});
+  h.st.UpsertStorageClass("fast-wffc", {true, false, {}, "csi.example.com"});
+  auto claim = [&](const std::string& name, int64_t request, const std::string& sc = "local") {
+    ClaimInfo c{"", sc, false};
+    c.uid = "uid-" + name;
+    c.request = request;
+    c.access_modes = kReadWriteOnce;
+    h.st.UpsertClaim("ns/" + name, c);
+    return c;
+  };
+  claim("small", 50 * kG);
+  claim("big", 500 * kG);
+  claim("huge", 2000 * kG);
+  ClaimInfo rwx = claim("rwx", 10 * kG);
+  rwx.access_modes = kReadWriteMany;
+  h.st.UpsertClaim("ns/rwx", rwx);
+  ClaimInfo picky = claim("picky", 10 * kG);
+  picky.selector.emplace();
+  picky.selector->match_labels["tier"] = "fast";
+  h.st.UpsertClaim("ns/picky", picky);
+  claim("provisioned", 5000 * kG, "fast-wffc");
+  Session& s = h.Open();
+  auto task = [&](std::vector<std::string> claims) {
+    TaskInfo t = Harness::Pod("x", Resource::Cpu(1));
+    t.claims = std::move(claims);
+    return t;
+  };
+  auto fit = [&](std::vector<std::string> claims, const std::string& node) { return s.StaticPredicate(task(claims), h.N(node)); };
+  auto choose = [&](std::vector<std::string> claims, const std::string& node) {
+    std::vector<ClusterState::VolumeChoice> out;
+    EXPECT_TRUE(h.st.ChooseVolumes(task(claims), h.N(node), &out));
+    std::map<std::string, std::string> m;
+    for (const auto& c : out) m[c.claim] = c.volume;
+    return m;
+  };
+  EXPECT_EQ(choose({"small"}, "a"), (std::map<std::string, std::string>{{"small", "a-small"}})) << "the smallest that fits";
+  EXPECT_EQ(choose({"big", "small"}, "a"), (std::map<std::string, std::string>{{"small", "a-small"}, {"big", "a-big"}}));
+  EXPECT_EQ(fit({"big"}, "b"), "");
+  EXPECT_EQ(fit({"big"}, "c"), kNone) << "c's volume is bound to another claim";
+  EXPECT_EQ(fit({"huge"}, "a"), kNone);
+  EXPECT_EQ(fit({"rwx"}, "a"), kNone) << "no volume offers ReadWriteMany";
+  EXPECT_EQ(choose({"picky"}, "a"), (std::map<std::string, std::string>{{"picky", "a-big"}})) << "the claim's selector";
+  EXPECT_EQ(fit({"picky"}, "b"), kNone);
+  EXPECT_EQ(fit({"big", "picky"}, "a"), kNone) << "one volume per claim";
+  EXPECT_EQ(choose({"provisioned"}, "c"), (std::map<std::string, std::string>{{"provisioned", ""}}));
+  // Pre-bound to the claim: that volume, on its node only.
+  VolumeInfo pre = h.st.FindVolume("b-big") ? *h.st.FindVolume("b-big") : VolumeInfo{};
+  pre.claim_ref = "ns/small";
+  h.st.UpsertVolume("b-big", pre);
+  EXPECT_EQ(choose({"small"}, "b"), (std::map<std::string, std::string>{{"small", "b-big"}}));
+  EXPECT_EQ(fit({"small"}, "a"), kNone) << "the claim's pre-bound volume is on b: that one or none";
+  EXPECT_EQ(fit({"big"}, "b"), kNone) << "b's volume is promised to ns/small";
+  // A placement sets a volume aside for its claim: no other claim is offered it.
+  {
+    Statement st(&h.st);
+    TaskInfo p = task({"big"});
+    p.uid = "p-big";
+    p.ns = "ns";
+    h.AddPod(p);
+    ASSERT_TRUE(st.Allocate("p-big", "a").ok());
+    ASSERT_NE(h.st.AssumedVolume("ns/big"), nullptr);
+    EXPECT_EQ(*h.st.AssumedVolume("ns/big"), "a-big");
+    EXPECT_EQ(fit({"picky"}, "a"), kNone) << "a-big is set aside for ns/big";
+    EXPECT_EQ(fit({"big"}, "a"), "") << "but still offered to its own claim";
+  }  // the statement is undone: the volume is free again
+  EXPECT_EQ(h.st.AssumedVolume("ns/big"), nullptr);
+  EXPECT_EQ(fit({"picky"}, "a"), "");
 }
 
 TEST(Predicates, HostPortConflictsWithPodsOnTheNode) {

@@ -695,7 +695,11 @@ struct PersistentVolumeSpec {
   std::optional<VolumeNodeAffinity> node_affinity;
   std::string storage_class_name;
   std::optional<CSIPersistentVolumeSource> csi;
-  json extra;  // capacity, accessModes, claimRef and the other volume sources
+  ResourceList capacity;
+  std::vector<std::string> access_modes;  // accessModes
+  std::optional<std::string> volume_mode;  // volumeMode: Filesystem (default) or Block
+  std::optional<ObjectReference> claim_ref;  // claimRef
+  json extra;  // persistentVolumeReclaimPolicy, mountOptions and the other volume sources
 };
 Status Decode(const json& j, PersistentVolumeSpec* out);
 void Encode(const PersistentVolumeSpec& in, json* j);

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -115,6 +116,20 @@ class ClusterState {
   // The class of an unbound claim that binds when its first pod is scheduled (WaitForFirstConsumer): the
   // binder names the chosen node on such a claim. nullptr for a bound claim, or one of any other class.
   const StorageClassInfo* FirstConsumerClass(const ClaimInfo& c) const;
+  // kube-scheduler's volume binder for WaitForFirstConsumer claims (docs/scheduler.md, "Volumes"): for each
+  // unbound claim of `t` with such a class, smallest request first, a pre-created volume usable from `n`
+  // (pre-bound to the claim, else the smallest free one of the class that fits it; none twice), or, when
+  // none fits, provisioning by the class (not kubernetes.io/no-provisioner, allowedTopologies admitting
+  // `n`). False when a claim has neither. `out` (may be null) gets each claim and its volume ("" =
+  // provisioned).
+  struct VolumeChoice {
+    std::string claim;   // name, in the task's namespace
+    std::string volume;  // "" = the class provisions one on the node
+  };
+  bool ChooseVolumes(const TaskInfo& t, const NodeInfo& n, std::vector<VolumeChoice>* out) const;
+  // The volume this cycle's placements set aside for a claim ("<ns>/<name>"), until the volume shows the
+  // claim in its claimRef, the claim binds, or the bind fails; nullptr if none.
+  const std::string* AssumedVolume(const std::string& claim_key) const;
   size_t node_count() const { return node_index_.size(); }
   size_t task_count() const { return tasks_.size(); }
   // Deterministic (name-ordered) iteration.
@@ -245,6 +260,9 @@ class ClusterState {
     JournalKey() = default;
   };
   TaskInfo* MutableTask(JournalKey, const std::string& uid) { return MutableTask(uid); }
+  // Sets `volume` aside for `claim_key` (ChooseVolumes then offers it to that claim only), or releases it.
+  void AssumeVolume(JournalKey, const std::string& volume, const std::string& claim_key);
+  void ForgetVolume(JournalKey, const std::string& volume) { ForgetVolume(volume); }
   // Moves a task between statuses/nodes, keeping node/job/queue aggregates current.
   void Transition(JournalKey, TaskInfo& task, TaskStatus to, const std::string& node) { Transition(task, to, node); }
   // Puts a job's version back to what it was before a discarded attempt (the job is exactly as it was;
@@ -299,6 +317,15 @@ class ClusterState {
   std::unordered_map<std::string, VolumeInfo> volumes_;
   std::unordered_map<std::string, StorageClassInfo> classes_;
   std::unordered_map<std::string, std::map<std::string, int64_t>> csi_nodes_;
+  // Volumes by (storage class, hostname): a volume whose node affinity is one `kubernetes.io/hostname In`
+  // requirement is filed under each of those hosts, any other under "". ChooseVolumes looks at a node's
+  // host and "" only, so local volumes cost per node, not per cluster.
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> volumes_by_class_host_;
+  std::unordered_map<std::string, std::string> assumed_claim_of_volume_, assumed_volume_of_claim_;
+  std::unordered_map<std::string, std::string> prebound_volume_of_claim_;  // claimRef "<ns>/<name>" -> volume
+  void IndexVolume(const std::string& name, const VolumeInfo& v, bool add);
+  void ForgetVolume(const std::string& volume);
+  void ForgetClaim(const std::string& claim_key);
   void VolumesChanged();
   std::map<std::string, std::string> bind_failures_;
   std::vector<std::string> removed_jobs_;  // drained by the Scheduler's status writer

@@ -19,6 +19,12 @@ struct BindDecision {
   // Unbound WaitForFirstConsumer claims of the pod: the binder names `node` on each
   // (volume.kubernetes.io/selected-node) before it binds, so the provisioner creates the volume there.
   std::vector<std::string> select_node_claims;
+  // Unbound WaitForFirstConsumer claims the scheduler chose a pre-created volume for: the binder writes the
+  // claim into the volume's spec.claimRef before it binds (the volume controller then binds the claim).
+  struct VolumeBinding {
+    std::string claim, claim_uid, volume;
+  };
+  std::vector<VolumeBinding> bind_volumes = {};
 };
 
 struct EvictDecision {

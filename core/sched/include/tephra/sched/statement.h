@@ -36,6 +36,8 @@ class Statement {
     // which Discard restores. Later entries of the same job carry nothing (no lookup per placement).
     bool restores_job_version = false;
     uint64_t prev_job_version = 0;
+    // Allocate: pre-created volumes this placement set aside for the task's claims (released on undo).
+    std::vector<std::string> assumed_volumes = {};
   };
 
   explicit Statement(ClusterState* state) : state_(state) {}
@@ -43,7 +45,9 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
   ~Statement();  // an uncommitted statement is discarded
 
-  // Pending task -> kAllocated on `node`. FailedPrecondition if the task is not pending or the node unknown.
+  // Pending task -> kAllocated on `node`. FailedPrecondition if the task is not pending, the node unknown, or
+  // a WaitForFirstConsumer claim of the task has no volume there (ClusterState::ChooseVolumes); the volumes
+  // chosen are set aside for the claims until the statement is undone or the binds come back.
   core::Status Allocate(const std::string& task_uid, const std::string& node);
   // Pending task -> kPipelined on `node` (counts against the node's future idle).
   core::Status Pipeline(const std::string& task_uid, const std::string& node);

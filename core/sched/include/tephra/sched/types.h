@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tephra/core/labels.h"
@@ -30,6 +31,7 @@ namespace tephra::sched {
 
 using WallTime = std::chrono::system_clock::time_point;
 using Labels = core::Labels;  // ordered: determinism and cheap equality
+inline constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
 
 enum class TaskStatus : uint8_t {
   kPending,
@@ -136,11 +138,20 @@ struct Toleration {
   bool Tolerates(const Taint& t) const;
 };
 
+// PersistentVolume access modes, as a bit set.
+inline constexpr uint8_t kReadWriteOnce = 1, kReadOnlyMany = 2, kReadWriteMany = 4, kReadWriteOncePod = 8;
+
 // A PersistentVolumeClaim as the volume predicates read it (key "<namespace>/<name>").
 struct ClaimInfo {
   std::string volume;         // spec.volumeName: the PersistentVolume it is bound to; empty = unbound
   std::string storage_class;  // spec.storageClassName ("" = none)
   bool deleting = false;      // metadata.deletionTimestamp set
+  // What a pre-created volume must offer to be bound to the claim (kube's FindMatchingVolume).
+  std::string uid = {};
+  int64_t request = 0;        // spec.resources.requests.storage, bytes
+  uint8_t access_modes = 0;   // spec.accessModes
+  bool block = false;         // spec.volumeMode Block (else Filesystem)
+  std::optional<LabelSelector> selector = {};  // spec.selector over the volumes' labels
   bool operator==(const ClaimInfo&) const = default;
 };
 // A StorageClass as the volume predicates read it.
@@ -154,11 +165,20 @@ struct StorageClassInfo {
 };
 // A PersistentVolume: the nodes it can be used from (spec.nodeAffinity.required; no terms = every node).
 struct VolumeInfo {
-  std::vector<NodeSelectorTerm> node_affinity;  // ORed
-  // The volume's zone and region labels (topology.kubernetes.io/zone|region and their failure-domain.beta
-  // forms; a value may list several zones joined by "__"): kube-scheduler's VolumeZone filter.
-  Labels zone_labels;
-  std::string csi_driver, csi_handle;  // spec.csi: counted against the node's limit for the driver
+  std::vector<NodeSelectorTerm> node_affinity = {};  // ORed
+  // Its labels: zone and region ones for kube-scheduler's VolumeZone filter (a value may list several zones
+  // joined by "__"), all of them for claims' selectors.
+  Labels labels = {};
+  std::string csi_driver = {}, csi_handle = {};  // spec.csi: counted against the node's limit for the driver
+  // For binding it to a WaitForFirstConsumer claim (kube's FindMatchingVolume).
+  std::string storage_class = {};
+  int64_t capacity = 0;       // spec.capacity.storage, bytes
+  uint8_t access_modes = 0;
+  bool block = false;
+  std::string claim_ref = {};      // spec.claimRef "<namespace>/<name>"; empty = free
+  std::string claim_ref_uid = {};  // its uid (empty: pre-bound by name only)
+  bool available = false;          // status.phase Available
+  bool deleting = false;
   bool operator==(const VolumeInfo&) const = default;
 };
 // The node attach limit a CSI driver's volumes count against, as kube-scheduler names it (a node
