@@ -100,6 +100,18 @@ TEST(BinderTest, BindsAndTreatsAlreadyAssignedAsBound) {
   EXPECT_EQ((*pod)["spec"]["nodeName"], "n1");
 }
 
+// Unbound pods "<name>" in namespace ns; returns their uids.
+std::vector<std::string> SeedPods(FakeClient& fc, std::initializer_list<const char*> names) {
+  std::vector<std::string> uids;
+  for (const char* name : names) {
+    json stored = fc.Seed(api::Pod::Resource(), {{"apiVersion", "v1"}, {"kind", "Pod"},
+                                                 {"metadata", {{"name", name}, {"namespace", "ns"}}},
+                                                 {"spec", {{"containers", json::array()}}}});
+    uids.push_back(stored["metadata"]["uid"].get<std::string>());
+  }
+  return uids;
+}
+
 // Kubernetes' PreBind for WaitForFirstConsumer claims: the claim learns its node before the pod is bound; a
 // claim that cannot be written fails the bind, and the pod is not bound.
 TEST(BinderTest, NamesTheNodeOnWaitingClaimsBeforeBinding) {
@@ -107,13 +119,7 @@ TEST(BinderTest, NamesTheNodeOnWaitingClaimsBeforeBinding) {
   fc->Seed(api::PersistentVolumeClaim::Resource(),
            {{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"}, {"metadata", {{"name", "data"}, {"namespace", "ns"}}},
             {"spec", {{"storageClassName", "fast"}}}});
-  std::vector<std::string> uids;
-  for (const char* name : {"p0", "p1"}) {
-    json stored = fc->Seed(api::Pod::Resource(), {{"apiVersion", "v1"}, {"kind", "Pod"},
-                                                  {"metadata", {{"name", name}, {"namespace", "ns"}}},
-                                                  {"spec", {{"containers", json::array()}}}});
-    uids.push_back(stored["metadata"]["uid"].get<std::string>());
-  }
+  std::vector<std::string> uids = SeedPods(*fc, {"p0", "p1"});
   std::vector<BindOutcome> outcomes;
   std::mutex mu;
   Binder b(fc, 1, [&](const BindOutcome& o) {
@@ -150,13 +156,7 @@ TEST(BinderTest, WritesTheClaimIntoTheChosenVolumeBeforeBinding) {
   pv("local-a", nullptr);
   pv("local-b", {{"namespace", "other"}, {"name", "theirs"}});
   pv("local-c", {{"namespace", "ns"}, {"name", "mine"}});
-  std::vector<std::string> uids;
-  for (const char* name : {"p0", "p1", "p2"}) {
-    json stored = fc->Seed(api::Pod::Resource(), {{"apiVersion", "v1"}, {"kind", "Pod"},
-                                                  {"metadata", {{"name", name}, {"namespace", "ns"}}},
-                                                  {"spec", {{"containers", json::array()}}}});
-    uids.push_back(stored["metadata"]["uid"].get<std::string>());
-  }
+  std::vector<std::string> uids = SeedPods(*fc, {"p0", "p1", "p2"});
   std::vector<BindOutcome> outcomes;
   std::mutex mu;
   Binder b(fc, 1, [&](const BindOutcome& o) {
