@@ -127,6 +127,8 @@ void Statement::DiscardFrom(size_t mark) {
 
 void Statement::Revert(const std::vector<Entry>& entries) {
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    // A pipelined gang's allocations are undone at session close: their volumes are free again.
+    for (const auto& v : it->assumed_volumes) state_->ForgetVolume({}, v);
     TaskInfo* t = state_->MutableTask({}, it->task_uid);
     if (!t || (t->status != TaskStatus::kPipelined && t->status != TaskStatus::kAllocated)) continue;
     state_->Transition({}, *t, it->prev_status, it->prev_node);

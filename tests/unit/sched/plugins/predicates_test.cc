@@ -524,6 +524,17 @@ TEST(Predicates, WaitForFirstConsumerClaimsBindToPreCreatedVolumes) {
   }  // the statement is undone: the volume is free again
   EXPECT_EQ(h.st.AssumedVolume("ns/big"), nullptr);
   EXPECT_EQ(fit({"picky"}, "a"), "");
+  // A pipelined gang's allocations are held until the session closes, then reverted: the same.
+  {
+    Statement st(&h.st);
+    ASSERT_TRUE(st.Allocate("p-big", "a").ok());
+    std::vector<Statement::Entry> held = st.Release();
+    EXPECT_NE(h.st.AssumedVolume("ns/big"), nullptr);
+    Statement undo(&h.st);
+    undo.Revert(held);
+  }
+  EXPECT_EQ(h.st.AssumedVolume("ns/big"), nullptr) << "a reverted placement keeps no volume aside";
+  EXPECT_EQ(fit({"picky"}, "a"), "");
 }
 
 TEST(Predicates, HostPortConflictsWithPodsOnTheNode) {
