@@ -3,9 +3,9 @@
 // placements are committed only if it becomes JobReady, held until the session closes if only
 // JobPipelined, otherwise discarded.
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <optional>
-#include <iterator>
 #include <set>
 #include <tuple>
 #include <unordered_map>
