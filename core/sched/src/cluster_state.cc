@@ -684,12 +684,7 @@ bool ClusterState::ChooseVolumes(const TaskInfo& t, const NodeInfo& n, std::vect
   }
   // kube's binder: the smallest request first, so a small claim does not take the volume a big one needs.
   std::stable_sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) { return a.claim->request < b.claim->request; });
-  auto usable_from = [&](const VolumeInfo& v) {
-    if (v.node_affinity.empty()) return true;
-    for (const auto& term : v.node_affinity)
-      if (term.Matches(n.labels, n.name)) return true;
-    return false;
-  };
+  auto usable_from = [&](const VolumeInfo& v) { return v.UsableFrom(n.labels, n.name); };
   std::vector<const std::set<std::string>*> buckets;  // the node's own local volumes, then the rest
   std::vector<const std::string*> chosen;
   for (const Want& w : wants) {

@@ -184,11 +184,7 @@ class PredicatesPlugin final : public Plugin {
       }
       const VolumeInfo* v = st.FindVolume(c->volume);
       if (!v) return Fit::No("bound persistentvolume not found", "volume", c->volume);
-      if (v->node_affinity.empty()) continue;
-      bool any = false;
-      for (const auto& term : v->node_affinity)
-        if (term.Matches(n.labels, n.name)) { any = true; break; }
-      if (!any) return Fit::No("node(s) had volume node affinity conflict");
+      if (!v->UsableFrom(n.labels, n.name)) return Fit::No("node(s) had volume node affinity conflict");
     }
     if (waiting && !st.ChooseVolumes(t, n, nullptr)) return Fit::No("node(s) didn't find available persistent volumes to bind");
     return Fit::Yes();

@@ -180,6 +180,13 @@ struct VolumeInfo {
   bool available = false;          // status.phase Available
   bool deleting = false;
   bool operator==(const VolumeInfo&) const = default;
+  // Its required node affinity admits the node (no terms: every node).
+  bool UsableFrom(const Labels& node_labels, std::string_view node_name) const {
+    if (node_affinity.empty()) return true;
+    for (const auto& term : node_affinity)
+      if (term.Matches(node_labels, node_name)) return true;
+    return false;
+  }
 };
 // The node attach limit a CSI driver's volumes count against, as kube-scheduler names it (a node
 // allocatable key; a CSINode driver count is filed under the same name).
