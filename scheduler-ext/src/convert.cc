@@ -303,7 +303,24 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
     (c.when_unsatisfiable == api::kDoNotSchedule ? t.spread : t.soft_spread).push_back(ToSpreadConstraint(c, pod));
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();
   t.nominated_node = pod.status.nominated_node_name;
+  t.controller = SpreadControllerOf(pod);
   return t;
+}
+
+std::string SpreadControllerOf(const api::Pod& pod) {
+  const api::OwnerReference* owner = pod.metadata.ControllerRef();
+  if (!owner) return {};
+  // kube-scheduler matches the owner's group, version and kind exactly (apps/v1beta2 is not apps/v1).
+  for (const api::ResourceInfo* r :
+       {&api::ReplicaSet::Resource(), &api::StatefulSet::Resource(), &api::ReplicationController::Resource()})
+    if (owner->api_version == r->ApiVersion() && owner->kind == r->kind) return owner->kind + "/" + owner->name;
+  return {};
+}
+
+sched::LabelSelector ToSpreadSelector(const api::Workload& w) {
+  // A selector kube-scheduler cannot parse adds nothing to the default spread selector.
+  if (!w.selector || !w.selector->Valid()) return {};
+  return ToSelector(*w.selector);
 }
 
 bool IsImplicitGangOfOne(const api::Pod& pod, const std::set<std::string>& names) {

@@ -3,9 +3,11 @@
 #include <deque>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <variant>
 
+#include "tephra/api/apps.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/api/labels.h"
 #include "tephra/api/scheduling.h"
@@ -96,6 +98,25 @@ void CompactPod(json* j) {
       if (st->contains(k)) slim[k] = (*st)[k];
     *st = std::move(slim);
   }
+}
+
+// Services and workload controllers are read for their selectors only (system-default topology spread):
+// metadata is cut to the key, and everything but the selector goes.
+void CompactSelectorSource(json* j) {
+  api::StripForCache(j);
+  if (!j->is_object()) return;
+  if (auto m = j->find("metadata"); m != j->end() && m->is_object()) {
+    json keep = json::object();
+    for (const char* k : {"name", "namespace", "uid", "resourceVersion"})
+      if (auto it = m->find(k); it != m->end()) keep[k] = std::move(*it);
+    *m = std::move(keep);
+  }
+  if (auto s = j->find("spec"); s != j->end() && s->is_object()) {
+    json keep = json::object();
+    if (auto it = s->find("selector"); it != s->end()) keep["selector"] = std::move(*it);
+    *s = std::move(keep);
+  }
+  j->erase("status");
 }
 
 struct Metrics {
@@ -307,6 +328,7 @@ class SchedulerProcess::Impl {
     while (r.size() < conv_reg_.size()) r.Intern(conv_reg_.Name(r.size()));
   }
   void RegisterHandlers();
+  std::vector<kube::InformerBase*> Informers() const;  // every informer Start() created, started and synced alike
   void RunWithStateLocked(const std::function<void(sched::ClusterState&)>& fn) TEPHRA_REQUIRES(conv_mu_);
   void Loop();
   void RunOneCycle();
@@ -373,6 +395,10 @@ class SchedulerProcess::Impl {
   std::shared_ptr<kube::Informer<api::PersistentVolume>> volumes_;
   std::shared_ptr<kube::Informer<api::StorageClass>> storage_classes_;
   std::shared_ptr<kube::Informer<api::CSINode>> csi_nodes_;
+  std::shared_ptr<kube::Informer<api::Service>> services_;
+  std::shared_ptr<kube::Informer<api::ReplicaSet>> replica_sets_;
+  std::shared_ptr<kube::Informer<api::StatefulSet>> stateful_sets_;
+  std::shared_ptr<kube::Informer<api::ReplicationController>> replication_controllers_;
   std::unique_ptr<StatusWriter> writer_;
   std::unique_ptr<Evictor> evictor_;
   std::unique_ptr<Binder> binder_;
@@ -400,6 +426,13 @@ core::Status SchedulerProcess::Impl::Start() {
   volumes_ = f.For<api::PersistentVolume>(&slim);
   storage_classes_ = f.For<api::StorageClass>(&slim);
   csi_nodes_ = f.For<api::CSINode>(&slim);
+  kube::InformerOptions selector_only;
+  selector_only.transform = CompactSelectorSource;
+  selector_only.drop_unknown_fields = true;
+  services_ = f.For<api::Service>(&selector_only);
+  replica_sets_ = f.For<api::ReplicaSet>(&selector_only);
+  stateful_sets_ = f.For<api::StatefulSet>(&selector_only);
+  replication_controllers_ = f.For<api::ReplicationController>(&selector_only);
   if (deps_.client->Raw("GET", "/apis/topology.volcano.sh/v1alpha1", nullptr).ok()) {
     hypernodes_ = f.For<api::HyperNode>();
   } else {
@@ -458,19 +491,24 @@ core::Status SchedulerProcess::Impl::Start() {
   next_conf_check_ = std::chrono::steady_clock::now() + o_.conf_poll;
   next_status_resync_ = std::chrono::steady_clock::now() + o_.status_resync_period;
   loop_ = std::thread([this] { Loop(); });
-  for (auto* inf : std::initializer_list<kube::InformerBase*>{pods_.get(), nodes_.get(), pgs_.get(), queues_.get(),
-                                                              pcs_.get(), hypernodes_.get(), claims_.get(),
-                                                              volumes_.get(), storage_classes_.get(), csi_nodes_.get()})
-    if (inf) inf->Start();
+  for (kube::InformerBase* inf : Informers()) inf->Start();
   return core::Status::OK();
 }
 
+std::vector<kube::InformerBase*> SchedulerProcess::Impl::Informers() const {
+  std::vector<kube::InformerBase*> all;
+  for (kube::InformerBase* inf : std::initializer_list<kube::InformerBase*>{
+           pods_.get(), nodes_.get(), pgs_.get(), queues_.get(), pcs_.get(), hypernodes_.get(), claims_.get(),
+           volumes_.get(), storage_classes_.get(), csi_nodes_.get(), services_.get(), replica_sets_.get(),
+           stateful_sets_.get(), replication_controllers_.get()})
+    if (inf) all.push_back(inf);  // hypernodes_ only when the API serves HyperNodes
+  return all;
+}
+
 bool SchedulerProcess::Impl::WaitForSync(std::chrono::steady_clock::time_point deadline) const {
-  bool ok = pods_->WaitForSync(deadline) && nodes_->WaitForSync(deadline) && pgs_->WaitForSync(deadline) &&
-            queues_->WaitForSync(deadline) && pcs_->WaitForSync(deadline) && claims_->WaitForSync(deadline) &&
-            volumes_->WaitForSync(deadline) && storage_classes_->WaitForSync(deadline) && csi_nodes_->WaitForSync(deadline) &&
-            (!hypernodes_ || hypernodes_->WaitForSync(deadline));
-  return ok;
+  for (const kube::InformerBase* inf : Informers())
+    if (!inf->WaitForSync(deadline)) return false;
+  return true;
 }
 
 void SchedulerProcess::Impl::RegisterHandlers() {
@@ -644,6 +682,41 @@ void SchedulerProcess::Impl::RegisterHandlers() {
         PushWatch(false, [this, name = cn->metadata.name] { core_->state().RemoveCsiNode(name); });
       },
   });
+  // System-default topology spread: selectors only move scores, so no change wakes a cycle.
+  auto set_service = [this](const api::Service& svc) {
+    PushWatch(false, [this, ns = svc.metadata.namespace_, name = svc.metadata.name, sel = svc.spec.selector] {
+      core_->state().UpsertService(ns, name, sel);
+    });
+  };
+  services_->AddEventHandler({
+      .on_add = [=](const auto& svc) { set_service(*svc); },
+      .on_update = [=](const auto&, const auto& svc) { set_service(*svc); },
+      .on_delete = [this](const auto& svc) {
+        PushWatch(false, [this, ns = svc->metadata.namespace_, name = svc->metadata.name] {
+          core_->state().RemoveService(ns, name);
+        });
+      },
+  });
+  auto watch_controllers = [this](auto& informer) {
+    using Ptr = typename std::remove_reference_t<decltype(*informer)>::Ptr;
+    auto set = [this](const Ptr& w) {
+      PushWatch(false, [this, ns = w->metadata.namespace_, key = std::string(w->Resource().kind) + "/" + w->metadata.name,
+                        sel = ToSpreadSelector(*w)] { core_->state().UpsertController(ns, key, sel); });
+    };
+    informer->AddEventHandler({
+        .on_add = set,
+        .on_update = [set](const Ptr&, const Ptr& w) { set(w); },
+        .on_delete = [this](const Ptr& w) {
+          PushWatch(false, [this, ns = w->metadata.namespace_,
+                            key = std::string(w->Resource().kind) + "/" + w->metadata.name] {
+            core_->state().RemoveController(ns, key);
+          });
+        },
+    });
+  };
+  watch_controllers(replica_sets_);
+  watch_controllers(stateful_sets_);
+  watch_controllers(replication_controllers_);
   if (hypernodes_) {
     auto hn_delta = [this](const api::HyperNode& h) {
       return [this, hi = ToHyperNodeInfo(h)] { core_->state().UpsertHyperNode(hi); };
@@ -906,10 +979,7 @@ void SchedulerProcess::Impl::Stop() {
   if (binder_) binder_->Stop();
   if (evictor_) evictor_->Stop();
   if (writer_) writer_->Stop();
-  for (auto* inf : std::initializer_list<kube::InformerBase*>{pods_.get(), nodes_.get(), pgs_.get(), queues_.get(),
-                                                              pcs_.get(), hypernodes_.get(), claims_.get(),
-                                                              volumes_.get(), storage_classes_.get(), csi_nodes_.get()})
-    if (inf) inf->Stop();
+  for (kube::InformerBase* inf : Informers()) inf->Stop();
   // Whoever still waits in WithState gets its function run here (the owner being gone).
   std::deque<Delta> rest;
   {

@@ -777,6 +777,70 @@ const std::map<std::string, int64_t>* ClusterState::CsiLimits(const std::string&
   return it == csi_nodes_.end() ? nullptr : &it->second;
 }
 
+void ClusterState::UpsertService(const std::string& ns, const std::string& name, Labels selector) {
+  // kube-scheduler: a Service without a selector selects no pod (not every pod); the API server never sends
+  // an empty selector apart from an absent one.
+  if (selector.empty()) return RemoveService(ns, name);
+  auto& by_name = service_selectors_[ns];
+  auto [it, inserted] = by_name.try_emplace(name, selector);
+  if (!inserted) {
+    if (it->second == selector) return;
+    it->second = std::move(selector);
+  }
+  ++generation_;
+}
+
+void ClusterState::RemoveService(const std::string& ns, const std::string& name) {
+  auto it = service_selectors_.find(ns);
+  if (it == service_selectors_.end() || !it->second.erase(name)) return;
+  if (it->second.empty()) service_selectors_.erase(it);
+  ++generation_;
+}
+
+void ClusterState::UpsertController(const std::string& ns, const std::string& controller, LabelSelector selector) {
+  auto [it, inserted] = controller_selectors_.try_emplace(ns + "/" + controller, selector);
+  if (!inserted) {
+    if (it->second == selector) return;
+    it->second = std::move(selector);
+  }
+  ++generation_;
+}
+
+void ClusterState::RemoveController(const std::string& ns, const std::string& controller) {
+  if (controller_selectors_.erase(ns + "/" + controller)) ++generation_;
+}
+
+LabelSelector ClusterState::DefaultSpreadSelector(const TaskInfo& t) const {
+  LabelSelector out;
+  if (auto it = service_selectors_.find(t.ns); it != service_selectors_.end())
+    for (const auto& [name, selector] : it->second)
+      if (std::all_of(selector.begin(), selector.end(), [&](const auto& kv) {
+            auto l = t.labels.find(kv.first);
+            return l != t.labels.end() && l->second == kv.second;
+          }))
+        for (const auto& [k, v] : selector) out.match_labels[k] = v;  // they select the pod: no conflicts
+  if (t.controller.empty() || controller_selectors_.empty()) return out;
+  auto it = controller_selectors_.find(t.ns + "/" + t.controller);
+  if (it == controller_selectors_.end()) return out;  // not known (yet): nothing from the owner
+  const LabelSelector& owner = it->second;
+  if (t.controller.starts_with("ReplicationController/")) {
+    // An RC's selector is a plain map, merged into the Services' labels.
+    for (const auto& [k, v] : owner.match_labels) out.match_labels[k] = v;
+  } else {
+    // A ReplicaSet's or StatefulSet's requirements are added to the Services' (a conflict selects nothing).
+    for (const auto& [k, v] : owner.match_labels) {
+      SelectorRequirement r;
+      r.key = k;
+      r.op = SelectorOp::kIn;
+      r.values = {v};
+      out.match_expressions.push_back(std::move(r));
+    }
+    out.match_expressions.insert(out.match_expressions.end(), owner.match_expressions.begin(),
+                                 owner.match_expressions.end());
+  }
+  return out;
+}
+
 void ClusterState::RemoveStorageClass(const std::string& name) {
   if (classes_.erase(name)) VolumesChanged();
 }

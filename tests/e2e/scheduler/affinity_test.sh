@@ -14,7 +14,9 @@
 #  6. soft rules, which only score (the configuration file is rewritten without binpack, whose weight 10
 #     outweighs them, and reloaded): on the emptied cluster, zone b half full, two pods that prefer the zone
 #     of a db pod in zone b land in zone b (least-requested alone puts them in zone a), and a gang of 4 with a
-#     ScheduleAnyway zone spread lands two and two (least-requested alone: four in zone a).
+#     ScheduleAnyway zone spread lands two and two (least-requested alone: four in zone a, which the same gang
+#     without constraints shows); the same gang behind a headless Service lands two and two, by
+#     kube-scheduler's system-default spread constraints.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
@@ -188,4 +190,21 @@ wait_until "4 soft pods bound" 90 soft_bound || fail "soft: $(bound_count soft)/
 counts=$(zone_counts soft)
 [ "$counts" = "2 a 2 b " ] || fail "ScheduleAnyway spread pods not two per zone: $counts"
 note "6b. soft (ScheduleAnyway zone spread): $counts"
+
+# ------------------------------- 6c. system-default spreading: pods a Service selects, no constraints of their own
+k delete pods -l e2e-group=soft --wait=true --timeout 60s >/dev/null
+{ podgroup lone 4; for i in 0 1 2 3; do soft_pod "lone-$i" lone; done; } | k create -f - >/dev/null
+lone_bound() { [ "$(bound_count lone)" -eq 4 ]; }
+wait_until "4 lone pods bound" 90 lone_bound || fail "lone: $(bound_count lone)/4 bound"
+counts=$(zone_counts lone)
+[ "$counts" = "4 a " ] || fail "without a Service, least-requested should put all four in zone a: $counts"
+k delete pods -l e2e-group=lone --wait=true --timeout 60s >/dev/null
+printf '%s\n' "apiVersion: v1" "kind: Service" "metadata: {name: served, namespace: default}" \
+  "spec: {clusterIP: None, selector: {e2e-group: served}, ports: [{port: 80}]}" | k create -f - >/dev/null
+{ podgroup served 4; for i in 0 1 2 3; do soft_pod "served-$i" served; done; } | k create -f - >/dev/null
+served_bound() { [ "$(bound_count served)" -eq 4 ]; }
+wait_until "4 served pods bound" 90 served_bound || fail "served: $(bound_count served)/4 bound"
+counts=$(zone_counts served)
+[ "$counts" = "2 a 2 b " ] || fail "pods behind a Service not spread by the system defaults: $counts"
+note "6c. the same gang without a Service: 4 a; behind a headless Service (system-default spread): $counts"
 echo "PASS affinity e2e"

@@ -213,6 +213,55 @@ TEST(ClusterState, InformerLagKeepsAssumptionAndNodeNameConfirms) {
 
 // HyperNode regexMatch means what it means to Volcano (Go's regexp.MatchString): RE2 syntax, unanchored.
 // ECMAScript full-match semantics used to give other node sets for both of these.
+TEST(ClusterState, DefaultSpreadSelectorJoinsSelectingServicesAndTheOwner) {
+  ClusterState st;
+  TaskInfo t;
+  t.uid = "p";
+  t.ns = "ns";
+  t.labels = {{"app", "web"}, {"tier", "fe"}};
+  EXPECT_EQ(st.DefaultSpreadSelector(t), LabelSelector{});
+  st.UpsertService("ns", "web", {{"app", "web"}});
+  st.UpsertService("ns", "fe", {{"tier", "fe"}});
+  st.UpsertService("ns", "db", {{"app", "db"}});         // does not select the pod
+  st.UpsertService("other", "web2", {{"app", "web2"}});  // another namespace
+  st.UpsertService("ns", "headless", {});                // no selector: selects nothing, not everything
+  LabelSelector services;
+  services.match_labels = {{"app", "web"}, {"tier", "fe"}};
+  EXPECT_EQ(st.DefaultSpreadSelector(t), services);
+  const uint64_t g = st.generation();
+  st.UpsertService("ns", "web", {{"app", "web"}});  // unchanged: no news
+  EXPECT_EQ(st.generation(), g);
+
+  // A ReplicaSet owner adds its requirements (matchLabels as In); a controller the state does not know
+  // (yet) adds nothing.
+  t.controller = "ReplicaSet/web-1";
+  EXPECT_EQ(st.DefaultSpreadSelector(t), services);
+  LabelSelector rs;
+  rs.match_labels = {{"pod-template-hash", "abc"}};
+  rs.match_expressions.push_back({"app", SelectorOp::kExists, {}});
+  st.UpsertController("ns", "ReplicaSet/web-1", rs);
+  LabelSelector want = services;
+  want.match_expressions.push_back({"pod-template-hash", SelectorOp::kIn, {"abc"}});
+  want.match_expressions.push_back({"app", SelectorOp::kExists, {}});
+  EXPECT_EQ(st.DefaultSpreadSelector(t), want);
+  st.UpsertController("other", "ReplicaSet/web-1", LabelSelector{});  // same name elsewhere: not this one
+  EXPECT_EQ(st.DefaultSpreadSelector(t), want);
+
+  // A ReplicationController's map merges into the Services' labels.
+  t.controller = "ReplicationController/web";
+  LabelSelector rc;
+  rc.match_labels = {{"rc", "web"}};
+  st.UpsertController("ns", "ReplicationController/web", rc);
+  LabelSelector merged;
+  merged.match_labels = {{"app", "web"}, {"rc", "web"}, {"tier", "fe"}};
+  EXPECT_EQ(st.DefaultSpreadSelector(t), merged);
+
+  st.RemoveService("ns", "web");
+  st.RemoveService("ns", "fe");
+  st.RemoveController("ns", "ReplicationController/web");
+  EXPECT_EQ(st.DefaultSpreadSelector(t), LabelSelector{});
+}
+
 TEST(HyperNodeRegex, UnanchoredGoSyntaxLikeVolcano) {
   ClusterState st;
   for (const char* n : {"rack1-gpu-0", "rack1-GPU-1", "rack2-gpu-0", "cpu-0"}) {

@@ -488,5 +488,47 @@ TEST(ConvertTest, SpreadConstraintsWithKubeSchedulersDefaults) {
   EXPECT_TRUE(t.soft_spread[0].Matches({{"app", "web"}}));
 }
 
+// kube-scheduler's DefaultSelector reads the controlling owner only when it is exactly an apps/v1
+// ReplicaSet or StatefulSet or a v1 ReplicationController.
+TEST(ConvertTest, SpreadControllerIsTheControllingOwnerOfAKnownKind) {
+  auto owned_by = [](const char* api_version, const char* kind, bool controller) {
+    api::Pod pod;
+    pod.metadata.owner_references.push_back({api_version, kind, "o", "uid-o", controller, std::nullopt, {}});
+    return SpreadControllerOf(pod);
+  };
+  EXPECT_EQ(owned_by("apps/v1", "ReplicaSet", true), "ReplicaSet/o");
+  EXPECT_EQ(owned_by("apps/v1", "StatefulSet", true), "StatefulSet/o");
+  EXPECT_EQ(owned_by("v1", "ReplicationController", true), "ReplicationController/o");
+  EXPECT_EQ(owned_by("apps/v1beta2", "ReplicaSet", true), "");
+  EXPECT_EQ(owned_by("batch.volcano.sh/v1alpha1", "Job", true), "");
+  EXPECT_EQ(owned_by("apps/v1", "ReplicaSet", false), "") << "an owner that is not the controller";
+  EXPECT_EQ(SpreadControllerOf(api::Pod{}), "");
+}
+
+TEST(ConvertTest, WorkloadSelectorsForTheDefaultSpreadSelector) {
+  auto rs = Decode<api::ReplicaSet>(R"({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+    "metadata": {"name": "web-1", "namespace": "ns"},
+    "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"},
+             "matchExpressions": [{"key": "tier", "operator": "In", "values": ["fe"]}]}}})");
+  EXPECT_EQ(rs.replicas, 0);
+  sched::LabelSelector want;
+  want.match_labels = {{"app", "web"}};
+  want.match_expressions.push_back({"tier", sched::SelectorOp::kIn, {"fe"}});
+  EXPECT_EQ(ToSpreadSelector(rs), want);
+  auto rc = Decode<api::ReplicationController>(R"({"apiVersion": "v1", "kind": "ReplicationController",
+    "metadata": {"name": "web", "namespace": "ns"}, "spec": {"selector": {"app": "web"}}})");
+  EXPECT_EQ(rc.replicas, 1) << "the API server's default";
+  sched::LabelSelector map;
+  map.match_labels = {{"app", "web"}};
+  EXPECT_EQ(ToSpreadSelector(rc), map);
+  // A selector kube-scheduler could not parse adds nothing; a malformed one never loses the object.
+  auto bad = Decode<api::StatefulSet>(R"({"metadata": {"name": "s"},
+    "spec": {"selector": {"matchExpressions": [{"key": "a", "operator": "in", "values": ["x"]}]}}})");
+  EXPECT_EQ(ToSpreadSelector(bad), sched::LabelSelector{});
+  auto odd = Decode<api::StatefulSet>(R"({"metadata": {"name": "s"}, "spec": {"replicas": 3, "selector": 7}})");
+  EXPECT_EQ(odd.replicas, 3);
+  EXPECT_FALSE(odd.selector.has_value());
+}
+
 }  // namespace
 }  // namespace tephra::scheduler

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/fake_client.h"
+#include "tephra/api/apps.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/api/labels.h"
 #include "tephra/api/scheduling.h"
@@ -325,6 +326,41 @@ TEST_F(ProcessFixture, HostPortsOfCachedPodsKeepConflictingPodsAway) {
   fc->Seed(api::Pod::Resource(), want);
   ASSERT_TRUE(Eventually([&] { return !NodeOf("want").empty(); }));
   EXPECT_EQ(NodeOf("want"), "n2");
+}
+
+// System-default topology spread reads the selectors of the Services that select a pod and of its controlling
+// ReplicaSet/StatefulSet/ReplicationController: the process watches them and keeps the core's copy current.
+TEST_F(ProcessFixture, ServicesAndOwnersReachTheDefaultSpreadSelector) {
+  fc->Seed(api::Service::Resource(),
+           json{{"apiVersion", "v1"},
+                {"kind", "Service"},
+                {"metadata", {{"name", "web"}, {"namespace", "ns"}, {"annotations", {{"big", "dropped"}}}}},
+                {"spec", {{"selector", {{"app", "web"}}}, {"ports", {{{"port", 80}}}}}}});
+  fc->Seed(api::ReplicaSet::Resource(),
+           json{{"apiVersion", "apps/v1"},
+                {"kind", "ReplicaSet"},
+                {"metadata", {{"name", "rs"}, {"namespace", "ns"}}},
+                {"spec", {{"replicas", 2}, {"selector", {{"matchLabels", {{"hash", "h1"}}}}}}}});
+  json pod = PlainPod("owned", "1", /*owner=*/true);
+  pod["metadata"]["labels"] = {{"app", "web"}, {"hash", "h1"}};
+  const std::string uid = fc->Seed(api::Pod::Resource(), pod)["metadata"]["uid"].get<std::string>();
+  StartProcess(std::chrono::milliseconds(50));
+  sched::LabelSelector want;
+  want.match_labels = {{"app", "web"}};
+  want.match_expressions.push_back({"hash", sched::SelectorOp::kIn, {"h1"}});
+  auto selector = [&] {
+    sched::LabelSelector got;
+    proc->WithState([&](sched::ClusterState& st) {
+      if (const sched::TaskInfo* t = st.FindTask(uid)) got = st.DefaultSpreadSelector(*t);
+    });
+    return got;
+  };
+  ASSERT_TRUE(Eventually([&] { return selector() == want; })) << api::ToJson(selector()).dump();
+  ASSERT_TRUE(fc->Delete(api::Service::Resource(), "ns", "web").ok());
+  want.match_labels.clear();
+  EXPECT_TRUE(Eventually([&] { return selector() == want; }));
+  ASSERT_TRUE(fc->Delete(api::ReplicaSet::Resource(), "ns", "rs").ok());
+  EXPECT_TRUE(Eventually([&] { return selector() == sched::LabelSelector{}; }));
 }
 
 TEST_F(ProcessFixture, PlainPodDeletedBeforeItsPodGroupLeavesNoJob) {

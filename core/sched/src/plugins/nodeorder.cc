@@ -122,13 +122,13 @@ class NodeOrderPlugin final : public Plugin {
   }
 
   bool BatchScored(const Session& ssn, const TaskInfo& t) const override {
-    return SpreadScored(t) || AffinityScored(ssn.state(), t);
+    return SoftSpreadOf(ssn.state(), t).scored || AffinityScored(ssn.state(), t);
   }
 
   void BatchNodeScore(const Session& ssn, const TaskInfo& t, std::span<const int> slots,
                       std::span<double> scores) const override {
     if (AffinityScored(ssn.state(), t)) AffinityScores(ssn.state(), t, slots, scores);
-    if (SpreadScored(t)) SpreadScores(ssn.state(), t, slots, scores);
+    if (SoftSpread s = SoftSpreadOf(ssn.state(), t); s.scored) SpreadScores(ssn.state(), t, s, slots, scores);
   }
 
  private:
@@ -137,25 +137,62 @@ class NodeOrderPlugin final : public Plugin {
     if (t.preferred_pod_terms.empty() && st.preferred_pod_term_tasks().empty()) return false;
     return !AffinityFor(st, t).by_key.empty();
   }
-  bool SpreadScored(const TaskInfo& t) const { return spread_ != 0 && !t.soft_spread.empty(); }
 
-  void SpreadScores(const ClusterState& st, const TaskInfo& t, std::span<const int> slots,
+  // The ScheduleAnyway constraints that score a pod: its own; or, for a pod with no constraint at all,
+  // kube-scheduler's system defaults (nodeorder runs PodTopologySpread with DefaultingType
+  // SystemDefaulting) when a Service or its controller selects it.
+  struct SoftSpread {
+    bool scored = false;
+    bool system = false;  // system defaults: nodes missing a key are kept (kube: "requireAllTopologies")
+    std::vector<SpreadConstraint> defaults;
+    const std::vector<SpreadConstraint>& Of(const TaskInfo& t) const { return system ? defaults : t.soft_spread; }
+  };
+  SoftSpread SoftSpreadOf(const ClusterState& st, const TaskInfo& t) const {
+    SoftSpread s;
+    if (spread_ == 0) return s;
+    if (!t.soft_spread.empty()) {
+      s.scored = true;
+      return s;
+    }
+    if (!t.spread.empty()) return s;
+    LabelSelector selector = st.DefaultSpreadSelector(t);
+    if (selector.match_labels.empty() && selector.match_expressions.empty()) return s;
+    s.scored = s.system = true;
+    s.defaults.resize(2);
+    s.defaults[0].max_skew = 3;
+    s.defaults[0].topology_key = kHostnameKey;
+    s.defaults[0].selector = selector;
+    s.defaults[1].max_skew = 5;
+    s.defaults[1].topology_key = kZoneKey;
+    s.defaults[1].selector = std::move(selector);
+    return s;
+  }
+  // A node's value for constraint `c`: its label; for system defaults a node without the key is in the ""
+  // domain (counted among the domains, never scored by it), otherwise in none.
+  static const std::string* ValueOf(const NodeInfo& n, const SpreadConstraint& c, bool system) {
+    static const std::string kNone;
+    const std::string* v = DomainOf(n, c.topology_key);
+    return v || !system ? v : &kNone;
+  }
+
+  void SpreadScores(const ClusterState& st, const TaskInfo& t, const SoftSpread& soft, std::span<const int> slots,
                     std::span<double> scores) const {
-    const auto& cs = t.soft_spread;
-    const auto& counts = SpreadFor(st, t).counts;
-    // Candidates missing a key are ignored; the number of domains among the others sets each weight.
+    const auto& cs = soft.Of(t);
+    const auto& counts = SpreadFor(st, t, soft).counts;
+    // Candidates missing a key are ignored (not for system defaults); the number of domains among the
+    // others sets each weight.
     std::vector<char> ignored(slots.size(), 0);
     std::vector<std::unordered_set<std::string_view>> domains(cs.size());
     size_t kept = 0;
     for (size_t i = 0; i < slots.size(); ++i) {
       const NodeInfo& n = st.NodeAt(slots[i]);
-      if (!HasSpreadKeys(cs, n)) {
+      if (!soft.system && !HasSpreadKeys(cs, n)) {
         ignored[i] = 1;
         continue;
       }
       ++kept;
       for (size_t c = 0; c < cs.size(); ++c)
-        if (cs[c].topology_key != kHostnameKey) domains[c].insert(*DomainOf(n, cs[c].topology_key));
+        if (cs[c].topology_key != kHostnameKey) domains[c].insert(*ValueOf(n, cs[c], soft.system));
     }
     if (kept == 0) return;  // every candidate ignored: all 0
     std::vector<double> weight(cs.size());
@@ -168,7 +205,9 @@ class NodeOrderPlugin final : public Plugin {
       const NodeInfo& n = st.NodeAt(slots[i]);
       double s = 0;
       for (size_t c = 0; c < cs.size(); ++c) {
-        auto it = counts[c].find(*DomainOf(n, cs[c].topology_key));
+        const std::string* domain = DomainOf(n, cs[c].topology_key);
+        if (!domain) continue;  // system defaults only: no term for a key the node lacks
+        auto it = counts[c].find(*domain);
         const int64_t cnt = it == counts[c].end() ? 0 : it->second;
         s += static_cast<double>(cnt) * weight[c] + static_cast<double>(cs[c].max_skew - 1);
       }
@@ -188,8 +227,11 @@ class NodeOrderPlugin final : public Plugin {
   // constraint every such pod on its node, for other keys only on nodes that carry every constraint's key and
   // pass the constraint's node inclusion policies (which read the pod's node selector, affinity and
   // tolerations, so those are part of the question).
+  // With system defaults (`system`), a node needs only the constraint's own key to count for it, and one
+  // without the key counts in the "" domain.
   struct Spread {
-    TaskInfo task;
+    TaskInfo task;  // soft_spread holds the constraints asked about (the pod's own or the system defaults)
+    bool system = false;
     std::vector<std::unordered_map<std::string, int64_t>> counts;  // per constraint: domain -> pods
   };
   static void CountSpread(Spread& q, const TaskInfo& e, TaskStatus status, const NodeInfo& n, int sign) {
@@ -197,25 +239,31 @@ class NodeOrderPlugin final : public Plugin {
     const auto& cs = q.task.soft_spread;
     for (size_t c = 0; c < cs.size(); ++c) {
       if (!cs[c].Matches(e.labels)) continue;
-      if (cs[c].topology_key != kHostnameKey && (!HasSpreadKeys(cs, n) || !SpreadIncludes(q.task, cs[c], n))) continue;
-      const std::string* domain = DomainOf(n, cs[c].topology_key);
+      if (cs[c].topology_key != kHostnameKey &&
+          ((!q.system && !HasSpreadKeys(cs, n)) || !SpreadIncludes(q.task, cs[c], n)))
+        continue;
+      const std::string* domain =
+          cs[c].topology_key == kHostnameKey ? DomainOf(n, cs[c].topology_key) : ValueOf(n, cs[c], q.system);
       if (!domain) continue;
       int64_t& v = q.counts[c][*domain];
       v += sign;
       if (v <= 0) q.counts[c].erase(*domain);
     }
   }
-  const Spread& SpreadFor(const ClusterState& st, const TaskInfo& t) const {
+  const Spread& SpreadFor(const ClusterState& st, const TaskInfo& t, const SoftSpread& soft) const {
+    const auto& cs = soft.Of(t);
     return spread_memo_.Get(
         st,
         [&](const Spread& q) {
-          return q.task.ns == t.ns && q.task.soft_spread == t.soft_spread && q.task.node_selector == t.node_selector &&
-                 q.task.required_affinity == t.required_affinity && q.task.tolerations == t.tolerations;
+          return q.task.ns == t.ns && q.system == soft.system && q.task.soft_spread == cs &&
+                 q.task.node_selector == t.node_selector && q.task.required_affinity == t.required_affinity &&
+                 q.task.tolerations == t.tolerations;
         },
         [&](Spread& q) {
           q.task = TaskInfo{};
           q.task.ns = t.ns;
-          q.task.soft_spread = t.soft_spread;
+          q.system = soft.system;
+          q.task.soft_spread = cs;
           q.task.node_selector = t.node_selector;
           q.task.required_affinity = t.required_affinity;
           q.task.tolerations = t.tolerations;

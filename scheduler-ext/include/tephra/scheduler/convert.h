@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "tephra/api/apps.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/api/scheduling.h"
 #include "tephra/api/topology.h"
@@ -48,6 +49,11 @@ sched::JobInfo ImplicitJobInfo(const api::Pod& pod, sched::ResourceRegistry* reg
 // `creation_index` is supplied by the caller (monotone by creationTimestamp then arrival; see cache).
 sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names);
 sched::TaskStatus PodStatusOf(const api::Pod& pod);
+// System-default topology spread (sched::ClusterState::DefaultSpreadSelector): the pod's controlling owner
+// as TaskInfo::controller names it ("<Kind>/<name>", "" unless an apps/v1 ReplicaSet or StatefulSet or a
+// v1 ReplicationController), and the selector such an owner contributes.
+std::string SpreadControllerOf(const api::Pod& pod);
+sched::LabelSelector ToSpreadSelector(const api::Workload& w);
 
 // `default_queue` replaces an empty spec.queue (--default-queue).
 sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, const std::string& default_queue);

@@ -291,5 +291,70 @@ TEST(NodeOrder, ScheduleAnywaySpreadIsKubeSchedulersScore) {
   EXPECT_EQ(scores, (std::vector<double>{114, 200, 200, 0}));
 }
 
+// kube-scheduler's system-default constraints (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway), which
+// Volcano's nodeorder enables (DefaultingType SystemDefaulting), for a pod with no constraints of its own
+// that a Service or its controller selects. Unlike a pod's own constraints, a node without the zone label is
+// still scored (by hostname) and counts as the "" zone.
+TEST(NodeOrder, SystemDefaultSpreadScoresPodsThatAServiceOrControllerSelects) {
+  Harness h;
+  h.Add(PluginOption::Named("nodeorder"));
+  const std::string zone(kZoneKey);
+  h.AddNode("a1", Resource::CpuMem(8000, 8 * kGi), {{zone, "a"}});
+  h.AddNode("a2", Resource::CpuMem(8000, 8 * kGi), {{zone, "a"}});
+  h.AddNode("b1", Resource::CpuMem(8000, 8 * kGi), {{zone, "b"}});
+  h.AddNode("x", Resource::CpuMem(8000, 8 * kGi));
+  int i = 0;
+  for (const char* node : {"a1", "a1", "b1"}) {
+    TaskInfo p = Harness::Pod("w" + std::to_string(i++), Resource::Cpu(100));
+    p.labels = {{"app", "web"}};
+    p.status = TaskStatus::kRunning;
+    p.node = node;
+    h.AddPod(p);
+  }
+  Session& s = h.Open();
+  auto slot = [&](const char* n) { return h.st.NodeIndex(n); };
+  const std::vector<int> all = {slot("a1"), slot("a2"), slot("b1"), slot("x")};
+  auto score = [&](const TaskInfo& t) {
+    std::vector<double> scores(all.size(), 0);
+    s.BatchNodeScore(t, all, scores);
+    return scores;
+  };
+  TaskInfo t = Harness::Pod("t", Resource::Cpu(100));
+  t.labels = {{"app", "web"}, {"tier", "fe"}};
+  EXPECT_FALSE(s.BatchScored(t));  // nothing selects it
+
+  h.st.UpsertService("ns", "web", {{"app", "web"}});
+  ASSERT_TRUE(s.BatchScored(t));
+  // hostname: weight ln(4+2), counts a1 2, b1 1; zone: domains a, b and "" (x), weight ln(3+2), counts a 2,
+  // b 1. Raw (count*weight + maxSkew-1 per term the node has): a1 13, a2 9, b1 9, x 2 (hostname only).
+  // Normalised 100*(13+2-raw)/13, times podtopologyspread.weight 2.
+  EXPECT_EQ(score(t), (std::vector<double>{30, 92, 92, 200}));
+
+  // A pod with a constraint of its own (even a DoNotSchedule one) never gets the defaults.
+  TaskInfo own = t;
+  own.spread.push_back(testing::Spread({{"app", "web"}}, "zone", 1));
+  EXPECT_FALSE(s.BatchScored(own));
+
+  // The owner's selector alone: a ReplicaSet whose selector the placed pods do not match counts none of
+  // them, so only the maxSkew terms remain (x has one term fewer, hence the best score).
+  h.st.RemoveService("ns", "web");
+  TaskInfo owned = t;
+  owned.controller = "ReplicaSet/fe";
+  EXPECT_FALSE(s.BatchScored(owned));  // the ReplicaSet is not known yet
+  LabelSelector rs;
+  rs.match_labels = {{"app", "web"}, {"tier", "fe"}};
+  h.st.UpsertController("ns", "ReplicaSet/fe", rs);
+  ASSERT_TRUE(s.BatchScored(owned));
+  EXPECT_EQ(score(owned), (std::vector<double>{66, 66, 66, 200}));
+
+  // The same pod in the scheduler configuration without the score: podtopologyspread.weight 0.
+  Harness off;
+  PluginOption o = PluginOption::Named("nodeorder");
+  o.arguments["podtopologyspread.weight"] = "0";
+  off.Add(o);
+  off.st.UpsertController("ns", "ReplicaSet/fe", rs);
+  EXPECT_FALSE(off.Open().BatchScored(owned));
+}
+
 }  // namespace
 }  // namespace tephra::sched

@@ -89,6 +89,16 @@ class ClusterState {
   // Kept apart from the node (it can arrive first); read by the NodeVolumeLimits predicate.
   void UpsertCsiNode(const std::string& node, std::map<std::string, int64_t> limits);
   void RemoveCsiNode(const std::string& node);
+  // What kube-scheduler's system-default topology spread reads (DefaultSelector; docs/scheduler.md,
+  // "Topology spread"): the selectors of Services, and of the ReplicationControllers, ReplicaSets and
+  // StatefulSets that own pods. They only move scores, so a change wakes nothing and invalidates nothing
+  // (the selector is part of every memoised spread question).
+  void UpsertService(const std::string& ns, const std::string& name, Labels selector);  // empty: selects no pod
+  void RemoveService(const std::string& ns, const std::string& name);
+  // `controller` as TaskInfo::controller names it ("<Kind>/<name>"). A selector that does not parse is
+  // passed as an empty one: kube-scheduler then adds nothing from the owner.
+  void UpsertController(const std::string& ns, const std::string& controller, LabelSelector selector);
+  void RemoveController(const std::string& ns, const std::string& controller);
 
   // ---- binder feedback ----
   // Binding -> Bound. Unknown uid or other status: ignored (the informer already superseded it).
@@ -113,6 +123,9 @@ class ClusterState {
   // nullptr for a class that does not exist (and for "", no class): Immediate binding, as Kubernetes reads it.
   const StorageClassInfo* FindStorageClass(const std::string& name) const;
   const std::map<std::string, int64_t>* CsiLimits(const std::string& node) const;  // nullptr: no CSINode
+  // The selector of `t`'s system-default spread constraints: the union of the selectors of the Services in
+  // its namespace that select it, plus its controller's selector. Empty: the pod gets no default spreading.
+  LabelSelector DefaultSpreadSelector(const TaskInfo& t) const;
   // The class of an unbound claim that binds when its first pod is scheduled (WaitForFirstConsumer): the
   // binder names the chosen node on such a claim. nullptr for a bound claim, or one of any other class.
   const StorageClassInfo* FirstConsumerClass(const ClaimInfo& c) const;
@@ -317,6 +330,8 @@ class ClusterState {
   std::unordered_map<std::string, VolumeInfo> volumes_;
   std::unordered_map<std::string, StorageClassInfo> classes_;
   std::unordered_map<std::string, std::map<std::string, int64_t>> csi_nodes_;
+  std::unordered_map<std::string, std::map<std::string, Labels>> service_selectors_;  // ns -> name -> selector
+  std::unordered_map<std::string, LabelSelector> controller_selectors_;            // "<ns>/<Kind>/<name>"
   // Volumes by (storage class, hostname): a volume whose node affinity is one `kubernetes.io/hostname In`
   // requirement is filed under each of those hosts, any other under "". ChooseVolumes looks at a node's
   // host and "" only, so local volumes cost per node, not per cluster.

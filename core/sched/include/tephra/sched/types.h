@@ -32,6 +32,7 @@ namespace tephra::sched {
 using WallTime = std::chrono::system_clock::time_point;
 using Labels = core::Labels;  // ordered: determinism and cheap equality
 inline constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
+inline constexpr std::string_view kZoneKey = "topology.kubernetes.io/zone";
 
 enum class TaskStatus : uint8_t {
   kPending,
@@ -269,6 +270,10 @@ struct TaskInfo {
   std::vector<WeightedPodAffinityTerm> preferred_pod_terms;
   std::vector<SpreadConstraint> spread;       // DoNotSchedule topology spread constraints (a predicate)
   std::vector<SpreadConstraint> soft_spread;  // ScheduleAnyway ones (a score)
+  // The pod's controlling owner when it is a v1 ReplicationController or an apps/v1 ReplicaSet or
+  // StatefulSet, as "<Kind>/<name>": a pod without constraints of its own is spread by the selectors of its
+  // Services and of this owner (ClusterState::DefaultSpreadSelector).
+  std::string controller = {};
   bool scheduling_gated = false;  // spec.schedulingGates non-empty
   std::string nominated_node;
   uint64_t creation_index = 0;  // creation order (e.g. creationTimestamp then name), ties broken by uid
