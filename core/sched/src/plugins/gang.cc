@@ -1,4 +1,5 @@
 // The "gang" plugin.
+#include <map>
 #include <string_view>
 #include <unordered_map>
 
@@ -19,6 +20,10 @@ class GangPlugin final : public Plugin {
   // task it has on nodes (the whole gang goes, which the job controller handles like any gang failure);
   // never a gang left running below its minimum. The whole-job case needs all of the job's placed tasks
   // among the candidates, so the actions pass candidates from every node at once.
+  // A job with sub-group policies also keeps, per policy, minSubGroups whole sub-groups: a task may go from a
+  // sub-group that is already broken, or from a whole one only while enough others stay whole. Volcano's
+  // preempt and reclaim check minAvailable only, and can leave, say, a tensor-parallel group one pod short
+  // while the job counts as running (docs/scheduler.md, "Sub-groups").
   std::optional<std::vector<const TaskInfo*>> Preemptable(const Session& ssn, const TaskInfo&,
                                                           const std::vector<const TaskInfo*>& c) const override {
     return Victims(ssn, c);
@@ -33,6 +38,10 @@ class GangPlugin final : public Plugin {
       const JobInfo* job = nullptr;
       int candidates = 0;
       int left = 0;  // ready tasks the job would keep
+      // Sub-groups (jobs with policies only, built on first use): ready tasks each would keep, and per
+      // policy how many would stay whole.
+      std::map<std::pair<int, std::string>, int> group_left;
+      std::vector<int> whole;
     };
     std::unordered_map<std::string_view, PerJob> jobs;
     jobs.reserve(c.size() / 8 + 1);
@@ -59,12 +68,38 @@ class GangPlugin final : public Plugin {
         out.push_back(t);
         continue;
       }
-      if (p.left > j->min_member) {
+      if (p.left > j->min_member && KeepsSubGroups(ssn, p, *t)) {
         --p.left;
         out.push_back(t);
       }
     }
     return out;
+  }
+  // Whether `t` can go without leaving its job fewer whole sub-groups of its policy than minSubGroups;
+  // if so, its going is recorded.
+  template <typename PerJob>
+  static bool KeepsSubGroups(const Session& ssn, PerJob& p, const TaskInfo& t) {
+    const JobInfo& j = *p.job;
+    if (j.sub_group_policies.empty()) return true;
+    if (p.whole.empty()) {
+      p.whole.assign(j.sub_group_policies.size(), 0);
+      for (const auto& g : ssn.state().SubGroupsOf(j)) {
+        if (g.policy < 0) continue;
+        p.group_left[{g.policy, g.id}] = g.ready;
+        p.whole[static_cast<size_t>(g.policy)] += g.ready >= j.sub_group_policies[static_cast<size_t>(g.policy)].size;
+      }
+    }
+    std::string id;
+    const int policy = j.SubGroupOf(t, &id);
+    if (policy < 0) return true;
+    const SubGroupPolicy& sp = j.sub_group_policies[static_cast<size_t>(policy)];
+    int& left = p.group_left[{policy, id}];
+    int& whole = p.whole[static_cast<size_t>(policy)];
+    const bool breaks = left == sp.size;  // whole now, one short after
+    if (breaks && sp.min_groups > 0 && whole <= sp.min_groups) return false;
+    --left;
+    whole -= breaks;
+    return true;
   }
 
   ValidateResult JobValid(const Session& ssn, const JobInfo& j) const override {

@@ -124,5 +124,59 @@ TEST(Gang, SubGroupsReadyAndPipelinedNeedMinSubGroupsOfEachPolicy) {
   EXPECT_EQ(v.message, "Not enough valid subGroups of policy worker for gang-scheduling, valid: 0, min: 1");
 }
 
+// A deliberate difference from Volcano's preempt/reclaim (which check minAvailable only): a victim job keeps
+// minSubGroups whole sub-groups of each policy. Here minMember 5 of 8 running tasks allows 3 victims, but only
+// one whole partition beyond the two that minSubGroups needs may be broken; tasks of an already broken
+// partition and of the default group are free to go.
+TEST(Gang, VictimsNeverBreakMoreSubGroupsThanMinSubGroupsAllows) {
+  Harness h;
+  h.Add(PluginOption::Named("gang"));
+  h.AddNode("n1", Resource::CpuMem(64000, 64 * kGi));
+  JobInfo j;
+  j.key = "ns/tp";
+  j.ns = "ns";
+  j.name = "tp";
+  j.min_member = 5;
+  SubGroupPolicy p;
+  p.name = "worker";
+  p.size = 2;
+  p.min_groups = 2;
+  p.match_label_keys = {"partition"};
+  j.sub_group_policies.push_back(p);
+  h.st.UpsertJob(j);
+  auto pod = [&](const std::string& uid, const std::string& part) {
+    TaskInfo t = Harness::Pod(uid, Resource::Cpu(1000));
+    t.ns = "ns";
+    t.job = j.key;
+    t.labels = {{"partition", part}};
+    t.status = TaskStatus::kRunning;
+    t.node = "n1";
+    h.AddPod(t);
+    return h.st.FindTask(uid);
+  };
+  // Partitions 0, 1 and 2 are whole; partition 3 has one of its two pods; x is in the default group.
+  const TaskInfo* a0 = pod("a0", "0");
+  const TaskInfo* a1 = pod("a1", "0");
+  const TaskInfo* b0 = pod("b0", "1");
+  pod("b1", "1");
+  pod("c0", "2");
+  pod("c1", "2");
+  const TaskInfo* d0 = pod("d0", "3");
+  const TaskInfo* x = pod("x", "");
+  Session& s = h.Open();
+  TaskInfo preemptor = Harness::Pod("hi", Resource::Cpu(1000));
+  preemptor.priority = 100;
+  // a0 breaks partition 0 (3 whole -> 2); a1 then leaves it broken; b0 would break a second one (2 -> 1).
+  EXPECT_EQ(s.Preemptable(preemptor, {a0, a1, b0}), (std::vector<const TaskInfo*>{a0, a1}));
+  // The broken partition and the default group go first without touching the whole ones; then minMember stops.
+  EXPECT_EQ(s.Preemptable(preemptor, {d0, x, b0, a0}), (std::vector<const TaskInfo*>{d0, x, b0}));
+  EXPECT_EQ(s.Reclaimable(preemptor, {b0, a0}), (std::vector<const TaskInfo*>{b0}));
+  // Without minSubGroups only minMember counts.
+  JobInfo loose = *h.st.FindJob(j.key);
+  loose.sub_group_policies[0].min_groups = 0;
+  h.st.UpsertJob(loose);
+  EXPECT_EQ(s.Preemptable(preemptor, {a0, a1, b0}), (std::vector<const TaskInfo*>{a0, a1, b0}));
+}
+
 }  // namespace
 }  // namespace tephra::sched
