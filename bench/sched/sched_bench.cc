@@ -43,7 +43,8 @@ SchedulerConf BenchConf(bool preempt = false) {
 // label) and every fourth gang, offset by two, one pod per node (hostname anti-affinity to itself): the
 // inter-pod affinity filter's cost on a busy cluster. 2: the same gangs with the soft forms, which only score
 // (preferred pod affinity on the spine, weight 100; a ScheduleAnyway hostname spread): the cost of the batch
-// scores, whose tasks are placed by a scan of the feasible nodes instead of from the shared heaps.
+// scores, whose tasks are placed by a scan of the feasible nodes instead of from the shared heaps. 3: no
+// terms, but every gang behind a Service (vcjob's svc plugin), so every pod is spread by the system defaults.
 std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool preempt = false, int affinity = 0) {
   auto s = std::move(Scheduler::Create(BenchConf(preempt))).value();
   ClusterState& st = s->state();
@@ -115,7 +116,12 @@ std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool pr
       t.role = k == 0 ? "ps" : "worker";
       t.request = Resource::CpuMem(8000, 64 * kGi).With(gpu, 1);
       t.creation_index = order++;
-      if (affinity != 0 && g % 2 == 0) {
+      if (affinity == 3) {
+        // Every gang behind its own headless Service, as vcjob's svc plugin makes one: kube-scheduler's
+        // system-default spread constraints score every pending pod.
+        t.labels = {{"volcano.sh/job-name", job.name}};
+        if (k == 0) st.UpsertService(job.ns, job.name, t.labels);
+      } else if (affinity != 0 && g % 2 == 0) {
         // A term selecting the gang's own pods: affinity on the spine (g % 4 == 0) or anti-affinity per node.
         t.labels = {{"gang", job.name}};
         PodAffinityTerm term;
@@ -190,7 +196,8 @@ void FirstCycles(benchmark::State& state, int affinity) {
 void BM_FullCycle(benchmark::State& state) { FirstCycles(state, 0); }
 
 // BM_FullCycle with a quarter of the gangs in one spine by pod affinity and a quarter spread one pod per
-// node by anti-affinity (fourth argument 1), the soft forms of both (2), or the same cluster without them (0).
+// node by anti-affinity (fourth argument 1), the soft forms of both (2), every gang behind a Service (3), or
+// the same cluster without any of them (0).
 void BM_AffinityCycle(benchmark::State& state) { FirstCycles(state, static_cast<int>(state.range(3))); }
 
 // Cycles after the first, with no input change: must skip unschedulable gangs and write nothing.
@@ -275,7 +282,7 @@ void BM_PendingLine(benchmark::State& state) {
 
 BENCHMARK(BM_FullCycle)->Args({200, 4000, 40})->Args({5000, 100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(3);
 // Fourth argument: 0 = the same cluster without affinity terms (the baseline), 1 = with them. Manual.
-BENCHMARK(BM_AffinityCycle)->Args({1000, 20000, 250, 0})->Args({1000, 20000, 250, 1})->Args({1000, 20000, 250, 2})->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_AffinityCycle)->Args({1000, 20000, 250, 0})->Args({1000, 20000, 250, 1})->Args({1000, 20000, 250, 2})->Args({1000, 20000, 250, 3})->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_NoChangeCycle)
     ->Args({200, 4000, 40, 0})
     ->Args({5000, 100000, 1000, 0})

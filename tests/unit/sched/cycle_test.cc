@@ -1132,5 +1132,32 @@ TEST(Cycle, NoSliceMeansOneCycleConsidersEveryJob) {
   EXPECT_EQ(r.binds.size(), 20u);
 }
 
+// A shape's shared heap learns about nodes that other jobs' placements changed (Touch). A node that shape may
+// never use (its nodeSelector, a taint) must not enter the heap that way: here A2 has the same shape as A1,
+// whose heap was built before B's placement on the big unlabelled node, which would outscore the labelled one.
+TEST(Cycle, NodeTouchedByAnotherJobNeverJoinsTheHeapOfAShapeThatCannotUseIt) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("gpu", 8000, 16 * kGi);
+  c.Node("big", 64000, 256 * kGi);
+  NodeInfo labelled = *c.st().FindNode("gpu");
+  labelled.labels["accel"] = "yes";
+  c.st().UpsertNode(labelled);
+  auto selective = [&](const std::string& name) {
+    JobInfo j = c.Job(name, 1);
+    c.AddJob(j);
+    TaskInfo t = c.Pod(j, 0, Resource::Cpu(1000));
+    t.node_selector = {{"accel", "yes"}};
+    c.st().UpsertPod(t);
+  };
+  selective("a1");
+  c.Gang("b", 1, Resource::Cpu(60000));  // only "big" holds it; binpack then favours "big" for everyone
+  selective("a2");
+  c.Run();
+  EXPECT_EQ(c.st().FindTask("a1-0")->node, "gpu");
+  EXPECT_EQ(c.st().FindTask("b-0")->node, "big");
+  EXPECT_EQ(c.st().FindTask("a2-0")->node, "gpu");
+}
+
 }  // namespace
 }  // namespace tephra::sched::testing

@@ -139,6 +139,9 @@ class Allocator {
     const TaskInfo* rep = nullptr;
     std::vector<Entry> heap;
     std::vector<int> future;  // nodes where only FutureIdle fits (pipeline candidates)
+    // By node slot: the rep's static predicates pass and the slot is allowed. Only these may enter the heap
+    // when another placement changes a node (Push): a node the shape may never use must stay out.
+    std::vector<char> eligible;
   };
 
   const AllocateCaches::Shape& StaticFor(const TaskInfo& t) {
@@ -170,8 +173,10 @@ class Allocator {
     const auto& sc = StaticFor(*g.rep);
     int64_t t0 = ssn_.NowUs();
     g.heap.reserve(sc.feasible.size());
+    g.eligible.assign(st_.node_slots(), 0);
     for (int slot : sc.feasible) {
       if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
+      g.eligible[static_cast<size_t>(slot)] = 1;
       const NodeInfo& n = st_.NodeAt(slot);
       if (auto score = Evaluate(*g.rep, n)) {
         g.heap.push_back({*score, caches_.rank[static_cast<size_t>(slot)], slot, n.version});
@@ -363,7 +368,8 @@ class Allocator {
   }
 
   void Push(Group& g, int slot) {
-    if (!g.rep) return;
+    if (!g.rep || slot < 0 || static_cast<size_t>(slot) >= g.eligible.size() || !g.eligible[static_cast<size_t>(slot)])
+      return;
     const NodeInfo& n = st_.NodeAt(slot);
     if (auto score = Evaluate(*g.rep, n)) {
       g.heap.push_back({*score, caches_.rank[static_cast<size_t>(slot)], slot, n.version});

@@ -179,45 +179,47 @@ class NodeOrderPlugin final : public Plugin {
                     std::span<double> scores) const {
     const auto& cs = soft.Of(t);
     const auto& counts = SpreadFor(st, t, soft).counts;
-    // Candidates missing a key are ignored (not for system defaults); the number of domains among the
-    // others sets each weight.
-    std::vector<char> ignored(slots.size(), 0);
-    std::vector<std::unordered_set<std::string_view>> domains(cs.size());
+    const size_t nc = cs.size();
+    // Each candidate's domain per constraint, looked up once (null: the node lacks the key). Candidates missing
+    // a key are ignored (not for system defaults); the number of domains among the others sets each weight.
+    domain_scratch_.assign(slots.size() * nc, nullptr);
+    raw_scratch_.assign(slots.size(), -1);  // -1: ignored
+    std::vector<std::unordered_set<std::string_view>> domains(nc);
     size_t kept = 0;
     for (size_t i = 0; i < slots.size(); ++i) {
       const NodeInfo& n = st.NodeAt(slots[i]);
-      if (!soft.system && !HasSpreadKeys(cs, n)) {
-        ignored[i] = 1;
-        continue;
-      }
+      const std::string** d = &domain_scratch_[i * nc];
+      bool all = true;
+      for (size_t c = 0; c < nc; ++c) all = (d[c] = DomainOf(n, cs[c].topology_key)) != nullptr && all;
+      if (!all && !soft.system) continue;
+      raw_scratch_[i] = 0;
       ++kept;
-      for (size_t c = 0; c < cs.size(); ++c)
-        if (cs[c].topology_key != kHostnameKey) domains[c].insert(*ValueOf(n, cs[c], soft.system));
+      for (size_t c = 0; c < nc; ++c)
+        if (cs[c].topology_key != kHostnameKey) domains[c].insert(d[c] ? std::string_view(*d[c]) : std::string_view());
     }
     if (kept == 0) return;  // every candidate ignored: all 0
-    std::vector<double> weight(cs.size());
-    for (size_t c = 0; c < cs.size(); ++c)
+    std::vector<double> weight(nc);
+    for (size_t c = 0; c < nc; ++c)
       weight[c] = std::log(static_cast<double>((cs[c].topology_key == kHostnameKey ? kept : domains[c].size()) + 2));
-    std::vector<int64_t> raw(slots.size(), 0);
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
     for (size_t i = 0; i < slots.size(); ++i) {
-      if (ignored[i]) continue;
-      const NodeInfo& n = st.NodeAt(slots[i]);
+      if (raw_scratch_[i] < 0) continue;
+      const std::string* const* d = &domain_scratch_[i * nc];
       double s = 0;
-      for (size_t c = 0; c < cs.size(); ++c) {
-        const std::string* domain = DomainOf(n, cs[c].topology_key);
-        if (!domain) continue;  // system defaults only: no term for a key the node lacks
-        auto it = counts[c].find(*domain);
-        const int64_t cnt = it == counts[c].end() ? 0 : it->second;
+      for (size_t c = 0; c < nc; ++c) {
+        if (!d[c]) continue;  // system defaults only: no term for a key the node lacks
+        int64_t cnt = 0;
+        if (!counts[c].empty())
+          if (auto it = counts[c].find(*d[c]); it != counts[c].end()) cnt = it->second;
         s += static_cast<double>(cnt) * weight[c] + static_cast<double>(cs[c].max_skew - 1);
       }
-      raw[i] = static_cast<int64_t>(std::llround(s));
-      lo = std::min(lo, raw[i]);
-      hi = std::max(hi, raw[i]);
+      raw_scratch_[i] = static_cast<int64_t>(std::llround(s));
+      lo = std::min(lo, raw_scratch_[i]);
+      hi = std::max(hi, raw_scratch_[i]);
     }
     for (size_t i = 0; i < slots.size(); ++i) {
-      if (ignored[i]) continue;
-      const int64_t normalised = hi == 0 ? kMaxNodeScore : kMaxNodeScore * (hi + lo - raw[i]) / hi;
+      if (raw_scratch_[i] < 0) continue;
+      const int64_t normalised = hi == 0 ? kMaxNodeScore : kMaxNodeScore * (hi + lo - raw_scratch_[i]) / hi;
       scores[i] += spread_ * static_cast<double>(normalised);
     }
   }
@@ -402,6 +404,8 @@ class NodeOrderPlugin final : public Plugin {
   double least_, balanced_, most_, node_affinity_, taint_, pod_affinity_, spread_;
   mutable PlacedPodsMemo<Affinity, 4> affinity_memo_;
   mutable PlacedPodsMemo<Spread, 4> spread_memo_;
+  mutable std::vector<const std::string*> domain_scratch_;  // SpreadScores' per-call buffers, kept to reuse
+  mutable std::vector<int64_t> raw_scratch_;
   // Single-threaded: a plugin instance belongs to one state thread (the extender has its own instances).
   mutable std::unordered_map<uint32_t, int64_t> max_by_shape_;
   mutable uint64_t memo_epoch_ = 0;
