@@ -782,17 +782,28 @@ void ClusterState::UpsertService(const std::string& ns, const std::string& name,
   // an empty selector apart from an absent one.
   if (selector.empty()) return RemoveService(ns, name);
   auto& by_name = service_selectors_[ns];
-  auto [it, inserted] = by_name.try_emplace(name, selector);
-  if (!inserted) {
+  auto it = by_name.find(name);
+  if (it != by_name.end()) {
     if (it->second == selector) return;
-    it->second = std::move(selector);
+    RemoveService(ns, name);
   }
+  service_index_[ns][*selector.begin()].insert(name);
+  service_selectors_[ns].emplace(name, std::move(selector));
   ++generation_;
 }
 
 void ClusterState::RemoveService(const std::string& ns, const std::string& name) {
   auto it = service_selectors_.find(ns);
-  if (it == service_selectors_.end() || !it->second.erase(name)) return;
+  if (it == service_selectors_.end()) return;
+  auto svc = it->second.find(name);
+  if (svc == it->second.end()) return;
+  auto& index = service_index_[ns];
+  if (auto e = index.find(*svc->second.begin()); e != index.end()) {
+    e->second.erase(name);
+    if (e->second.empty()) index.erase(e);
+  }
+  if (index.empty()) service_index_.erase(ns);
+  it->second.erase(svc);
   if (it->second.empty()) service_selectors_.erase(it);
   ++generation_;
 }
@@ -812,13 +823,21 @@ void ClusterState::RemoveController(const std::string& ns, const std::string& co
 
 LabelSelector ClusterState::DefaultSpreadSelector(const TaskInfo& t) const {
   LabelSelector out;
-  if (auto it = service_selectors_.find(t.ns); it != service_selectors_.end())
-    for (const auto& [name, selector] : it->second)
-      if (std::all_of(selector.begin(), selector.end(), [&](const auto& kv) {
-            auto l = t.labels.find(kv.first);
-            return l != t.labels.end() && l->second == kv.second;
-          }))
-        for (const auto& [k, v] : selector) out.match_labels[k] = v;  // they select the pod: no conflicts
+  if (auto idx = service_index_.find(t.ns); idx != service_index_.end()) {
+    const auto& selectors = service_selectors_.at(t.ns);
+    for (const auto& label : t.labels) {
+      auto e = idx->second.find(label);
+      if (e == idx->second.end()) continue;
+      for (const std::string& name : e->second) {
+        const Labels& selector = selectors.at(name);
+        if (std::all_of(selector.begin(), selector.end(), [&](const auto& kv) {
+              auto l = t.labels.find(kv.first);
+              return l != t.labels.end() && l->second == kv.second;
+            }))
+          for (const auto& [k, v] : selector) out.match_labels[k] = v;  // they select the pod: no conflicts
+      }
+    }
+  }
   if (t.controller.empty() || controller_selectors_.empty()) return out;
   auto it = controller_selectors_.find(t.ns + "/" + t.controller);
   if (it == controller_selectors_.end()) return out;  // not known (yet): nothing from the owner

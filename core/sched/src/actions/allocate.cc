@@ -135,6 +135,11 @@ class Allocator {
     uint64_t version;
     bool operator<(const Entry& o) const { return score != o.score ? score < o.score : rank > o.rank; }
   };
+  struct BaseScores {
+    std::vector<double> score;
+    std::vector<uint64_t> version;  // by slot: the node version scored, + 1
+  };
+  std::unordered_map<uint32_t, BaseScores> base_scores_;  // by shape (Scan)
   struct Group {
     const TaskInfo* rep = nullptr;
     std::vector<Entry> heap;
@@ -244,7 +249,7 @@ class Allocator {
       bool pipelined = false;
       if (ssn_.BatchScored(*t)) {
         // Scores over a whole domain, normalised over the nodes that fit: no heap can hold them.
-        placed_slot = Scan(*t, allowed, &pipelined);
+        placed_slot = Scan(*t, allowed, may_share, &pipelined);
         if (placed_slot < 0) {
           if (last_reasons_.empty()) last_reasons_ = Explain(*t, allowed);
           unplaced.push_back(t);
@@ -332,17 +337,35 @@ class Allocator {
   // The best node for `t` among every node it may use, scored as a whole (NodeScore plus the batch scores
   // normalised over the nodes that fit now); ties go to the node order. A task that fits nowhere now may be
   // pipelined onto the first node whose releasing pods would make room. -1 when neither.
-  int Scan(const TaskInfo& t, const std::vector<char>* allowed, bool* pipelined) {
+  // `shared`: the task's node scores do not depend on its job (PlaceTasks' may_share), so its shape's base
+  // scores are kept per node version and reused by the next task of the shape: a gang's consecutive tasks
+  // change one node per placement, and only that node is scored again.
+  int Scan(const TaskInfo& t, const std::vector<char>* allowed, bool shared, bool* pipelined) {
     const auto& sc = StaticFor(t);
     const int64_t t0 = ssn_.NowUs();
     scan_slots_.clear();
     scan_scores_.clear();
+    BaseScores* base = nullptr;
+    if (shared && t.shape != 0) {
+      base = &base_scores_[t.shape];
+      base->score.resize(st_.node_slots());
+      base->version.resize(st_.node_slots(), 0);
+    }
     for (int slot : sc.feasible) {
       if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
       const NodeInfo& n = st_.NodeAt(slot);
       if (!t.request.FitsIn(n.Idle()) || !ssn_.DynamicFit(t, n).ok()) continue;
       scan_slots_.push_back(slot);
-      scan_scores_.push_back(ssn_.NodeScore(t, n));
+      if (!base) {
+        scan_scores_.push_back(ssn_.NodeScore(t, n));
+        continue;
+      }
+      const auto i = static_cast<size_t>(slot);
+      if (base->version[i] != n.version + 1) {  // + 1: 0 means never scored
+        base->score[i] = ssn_.NodeScore(t, n);
+        base->version[i] = n.version + 1;
+      }
+      scan_scores_.push_back(base->score[i]);
     }
     int best = -1;
     if (!scan_slots_.empty()) {

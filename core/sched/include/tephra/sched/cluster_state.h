@@ -331,6 +331,9 @@ class ClusterState {
   std::unordered_map<std::string, StorageClassInfo> classes_;
   std::unordered_map<std::string, std::map<std::string, int64_t>> csi_nodes_;
   std::unordered_map<std::string, std::map<std::string, Labels>> service_selectors_;  // ns -> name -> selector
+  // ns -> the first (key, value) of each selector -> Services: a pod looks up its own labels, not every
+  // Service of its namespace (vcjob's svc plugin makes one per job).
+  std::unordered_map<std::string, std::map<std::pair<std::string, std::string>, std::set<std::string>>> service_index_;
   std::unordered_map<std::string, LabelSelector> controller_selectors_;            // "<ns>/<Kind>/<name>"
   // Volumes by (storage class, hostname): a volume whose node affinity is one `kubernetes.io/hostname In`
   // requirement is filed under each of those hosts, any other under "". ChooseVolumes looks at a node's
