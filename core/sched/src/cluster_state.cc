@@ -237,10 +237,23 @@ void ClusterState::AccountScoring(NodeInfo& n, const TaskInfo& t, int sign) {
   if (!t.claims.empty()) n.claim_tasks += sign;
 }
 
+void ClusterState::IndexPlaced(const TaskInfo& t, bool add) {
+  if (t.node.empty() || !OnNodeForScheduling(t.status)) return;
+  if (add) {
+    placed_by_ns_[t.ns].insert(&t);
+    return;
+  }
+  auto it = placed_by_ns_.find(t.ns);
+  if (it == placed_by_ns_.end()) return;
+  it->second.erase(&t);
+  if (it->second.empty()) placed_by_ns_.erase(it);
+}
+
 void ClusterState::Transition(TaskInfo& t, TaskStatus to, const std::string& node) {
   last_transition_.old_node = t.node;
   last_transition_.old_status = t.status;
   last_transition_.task = &t;
+  IndexPlaced(t, false);
   Account(t, -1);
   if (t.node != node) {
     if (!t.node.empty()) {
@@ -255,6 +268,7 @@ void ClusterState::Transition(TaskInfo& t, TaskStatus to, const std::string& nod
   }
   t.status = to;
   Account(t, +1);
+  IndexPlaced(t, true);
   last_transition_.generation = ++generation_;
 }
 
@@ -304,6 +318,7 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
   if (!t->node.empty()) tasks_by_node_[t->node].insert(t);
   if (!t->job.empty()) tasks_by_job_[t->job].insert(t);
   tasks_by_ns_[t->ns].insert(t);
+  IndexPlaced(*t, true);
   if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.insert(t);
   if (!t->preferred_pod_terms.empty()) preferred_pod_term_tasks_.insert(t);
   if (!t->pod_affinity.empty()) ++pod_affinity_pods_;
@@ -335,6 +350,7 @@ void ClusterState::RemovePod(const std::string& uid) {
     nsit->second.erase(t);
     if (nsit->second.empty()) tasks_by_ns_.erase(nsit);
   }
+  IndexPlaced(*t, false);
   if (!t->pod_anti_affinity.empty()) anti_affinity_tasks_.erase(t);
   if (!t->preferred_pod_terms.empty()) preferred_pod_term_tasks_.erase(t);
   if (!t->pod_affinity.empty()) --pod_affinity_pods_;

@@ -1159,5 +1159,71 @@ TEST(Cycle, NodeTouchedByAnotherJobNeverJoinsTheHeapOfAShapeThatCannotUseIt) {
   EXPECT_EQ(c.st().FindTask("a2-0")->node, "gpu");
 }
 
+// Pods spread only by hostname (a Service's system defaults on nodes without zone labels, or their own
+// ScheduleAnyway hostname constraint) are placed from the shape's heap with a sparse batch score instead of a
+// scan of every node. The choice must be the scan's, node for node: the same random clusters are scheduled
+// twice, the second time with an inert anti-affinity pod (no job, selects nothing), which sends every task
+// to the scan.
+TEST(Cycle, SparseSpreadPlacementsAreTheScansPlacements) {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    auto run = [&](bool force_scan) {
+      Cluster c;
+      c.Queue("default");
+      uint64_t x = seed * 0x9E3779B97F4A7C15ULL;
+      auto next = [&](int n) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return static_cast<int>(x % static_cast<uint64_t>(n));
+      };
+      const int nodes = 6 + next(10);
+      for (int i = 0; i < nodes; ++i) c.Node("n" + std::to_string(i), 4000 * (1 + next(4)), 64 * kGi);
+      // Running pods of two services on random nodes.
+      for (int i = 0; i < 8; ++i) {
+        TaskInfo p;
+        p.uid = "old-" + std::to_string(i);
+        p.ns = "ns";
+        p.name = p.uid;
+        p.labels = {{"app", next(2) ? "web" : "db"}};
+        p.request = Resource::Cpu(500);
+        p.status = TaskStatus::kRunning;
+        p.node = "n" + std::to_string(next(nodes));
+        c.st().UpsertPod(p);
+      }
+      c.st().UpsertService("ns", "web", {{"app", "web"}});
+      for (int g = 0; g < 3; ++g) {
+        const int size = 2 + next(5);
+        JobInfo j = c.Job("g" + std::to_string(g), size);
+        c.AddJob(j);
+        for (int i = 0; i < size; ++i) {
+          TaskInfo t = c.Pod(j, i, Resource::Cpu(1000));
+          t.labels = {{"app", g == 0 ? "web" : "job-" + std::to_string(g)}};
+          if (g == 2) t.soft_spread.push_back(testing::Spread(t.labels, "kubernetes.io/hostname", 2));
+          c.st().UpsertPod(t);
+        }
+        if (g == 1) c.st().UpsertService("ns", "job-1", {{"app", "job-1"}});
+      }
+      if (force_scan) {
+        TaskInfo inert;
+        inert.uid = "inert";
+        inert.ns = "elsewhere";
+        inert.name = "inert";
+        inert.pod_anti_affinity.push_back(testing::HostnameTerm({{"nothing", "here"}}));
+        c.st().UpsertPod(inert);
+      }
+      c.Run();
+      std::map<std::string, std::string> placed;
+      for (int g = 0; g < 3; ++g)
+        for (const TaskInfo* t : c.st().TasksOfJob("ns/g" + std::to_string(g))) placed[t->uid] = t->node;
+      return placed;
+    };
+    const auto sparse = run(false), scanned = run(true);
+    EXPECT_EQ(sparse, scanned) << "seed " << seed;
+    int bound = 0;
+    for (const auto& [uid, node] : sparse) bound += !node.empty();
+    EXPECT_GT(bound, 0) << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace tephra::sched::testing

@@ -147,6 +147,17 @@ class Allocator {
     // By node slot: the rep's static predicates pass and the slot is allowed. Only these may enter the heap
     // when another placement changes a node (Push): a node the shape may never use must stay out.
     std::vector<char> eligible;
+    // By node slot: the rep fits now (Evaluate), kept current by Build and Push; with `fit_count`, the
+    // candidate set a sparse batch score is computed over (PlaceSparse).
+    std::vector<char> fits;
+    size_t fit_count = 0;
+    void SetFits(int slot, bool f) {
+      char& v = fits[static_cast<size_t>(slot)];
+      if (v == static_cast<char>(f)) return;
+      v = static_cast<char>(f);
+      if (f) ++fit_count;
+      else --fit_count;
+    }
   };
 
   const AllocateCaches::Shape& StaticFor(const TaskInfo& t) {
@@ -179,12 +190,15 @@ class Allocator {
     int64_t t0 = ssn_.NowUs();
     g.heap.reserve(sc.feasible.size());
     g.eligible.assign(st_.node_slots(), 0);
+    g.fits.assign(st_.node_slots(), 0);
+    g.fit_count = 0;
     for (int slot : sc.feasible) {
       if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
       g.eligible[static_cast<size_t>(slot)] = 1;
       const NodeInfo& n = st_.NodeAt(slot);
       if (auto score = Evaluate(*g.rep, n)) {
         g.heap.push_back({*score, caches_.rank[static_cast<size_t>(slot)], slot, n.version});
+        g.SetFits(slot, true);
       } else if (g.rep->request.FitsIn(n.FutureIdle())) {
         g.future.push_back(slot);
       }
@@ -248,8 +262,17 @@ class Allocator {
       int placed_slot = -1;
       bool pipelined = false;
       if (ssn_.BatchScored(*t)) {
-        // Scores over a whole domain, normalised over the nodes that fit: no heap can hold them.
-        placed_slot = Scan(*t, allowed, may_share, &pipelined);
+        // Scores over a whole domain, normalised over the nodes that fit: no heap holds them, unless they
+        // are the same for all but a few nodes (PlaceSparse); otherwise every node is scored (Scan).
+        if (!recheck && t->host_ports.empty()) {
+          Group& g = may_share ? shared_[t->shape] : local[{t->shape, t->role}];
+          if (!g.rep) {
+            g.rep = t;
+            Build(g, allowed);
+          }
+          placed_slot = PlaceSparse(g, *t);
+        }
+        if (placed_slot < 0) placed_slot = Scan(*t, allowed, may_share, &pipelined);
         if (placed_slot < 0) {
           if (last_reasons_.empty()) last_reasons_ = Explain(*t, allowed);
           unplaced.push_back(t);
@@ -337,6 +360,65 @@ class Allocator {
   // The best node for `t` among every node it may use, scored as a whole (NodeScore plus the batch scores
   // normalised over the nodes that fit now); ties go to the node order. A task that fits nowhere now may be
   // pipelined onto the first node whose releasing pods would make room. -1 when neither.
+  // The best node for a batch-scored task whose batch score has a sparse form (Plugin::SparseBatchNodeScore)
+  // over the group's candidates (the nodes its rep fits now): the best of the listed nodes, each scored,
+  // against the group's heap top among the rest, which all get the same batch score. Scan's choice exactly,
+  // ties to the node order included; -1 when there is no sparse form or no candidate (Scan then decides,
+  // pipelining included). Needs what the group's heap needs: no recheck, no host ports.
+  int PlaceSparse(Group& g, const TaskInfo& t) {
+    if (g.fit_count == 0) return -1;
+    const int64_t t0 = ssn_.NowUs();
+    auto sparse = ssn_.SparseBatchNodeScore(t, g.fit_count, [&g](int slot) {
+      return slot >= 0 && static_cast<size_t>(slot) < g.fits.size() && g.fits[static_cast<size_t>(slot)];
+    });
+    if (!sparse) return -1;
+    auto better = [&](double score, int slot, double best_score, int best_slot) {
+      return best_slot < 0 || score > best_score ||
+             (score == best_score && caches_.rank[static_cast<size_t>(slot)] < caches_.rank[static_cast<size_t>(best_slot)]);
+    };
+    int best = -1;
+    double best_score = 0;
+    std::vector<int> listed;
+    listed.reserve(sparse->exceptions.size());
+    for (const auto& [slot, batch] : sparse->exceptions) {
+      listed.push_back(slot);
+      const double score = ssn_.NodeScore(t, st_.NodeAt(slot)) + batch;
+      if (better(score, slot, best_score, best)) {
+        best = slot;
+        best_score = score;
+      }
+    }
+    std::sort(listed.begin(), listed.end());
+    // The heap's best node that is not listed (stale entries re-scored, as PlaceTasks does).
+    std::vector<Entry> skipped;
+    while (!g.heap.empty()) {
+      Entry top = g.heap.front();
+      std::pop_heap(g.heap.begin(), g.heap.end());
+      g.heap.pop_back();
+      const NodeInfo& n = st_.NodeAt(top.slot);
+      if (top.version != n.version) {
+        if (auto score = Evaluate(t, n)) {
+          g.heap.push_back({*score, top.rank, top.slot, n.version});
+          std::push_heap(g.heap.begin(), g.heap.end());
+        } else if (t.request.FitsIn(n.FutureIdle())) {
+          g.future.push_back(top.slot);
+        }
+        continue;
+      }
+      skipped.push_back(top);
+      if (std::binary_search(listed.begin(), listed.end(), top.slot)) continue;
+      const double score = top.score + sparse->uniform;
+      if (better(score, top.slot, best_score, best)) best = top.slot;
+      break;
+    }
+    for (const Entry& e : skipped) {
+      g.heap.push_back(e);
+      std::push_heap(g.heap.begin(), g.heap.end());
+    }
+    ssn_.AddPluginTime("nodeorder+binpack(score)", ssn_.NowUs() - t0);
+    return best;
+  }
+
   // `shared`: the task's node scores do not depend on its job (PlaceTasks' may_share), so its shape's base
   // scores are kept per node version and reused by the next task of the shape: a gang's consecutive tasks
   // change one node per placement, and only that node is scored again.
@@ -397,9 +479,11 @@ class Allocator {
     if (auto score = Evaluate(*g.rep, n)) {
       g.heap.push_back({*score, caches_.rank[static_cast<size_t>(slot)], slot, n.version});
       std::push_heap(g.heap.begin(), g.heap.end());
-    } else if (g.rep->request.FitsIn(n.FutureIdle())) {
-      g.future.push_back(slot);
+      g.SetFits(slot, true);
+      return;
     }
+    g.SetFits(slot, false);
+    if (g.rep->request.FitsIn(n.FutureIdle())) g.future.push_back(slot);
   }
   void Touch(int slot) {
     for (auto& [shape, g] : shared_) Push(g, slot);

@@ -131,6 +131,68 @@ class NodeOrderPlugin final : public Plugin {
     if (SoftSpread s = SoftSpreadOf(ssn.state(), t); s.scored) SpreadScores(ssn.state(), t, s, slots, scores);
   }
 
+  // The spread score when only hostname domains can differ: every constraint is on kubernetes.io/hostname,
+  // or is a system default on a key no node carries (the zone, on clusters without zone labels), which
+  // scores no node. A node without matching pods then scores what every such node scores, and only the
+  // nodes that hold matching pods are listed: the pods of a gang being placed, typically. The arithmetic is
+  // SpreadScores', term for term, so the two agree exactly (NodeOrder.SparseSpreadScoresAreTheScannedOnes).
+  std::optional<SparseScores> SparseBatchNodeScore(const Session& ssn, const TaskInfo& t, size_t candidates,
+                                                   const std::function<bool(int)>& is_candidate) const override {
+    const ClusterState& st = ssn.state();
+    if (AffinityScored(st, t)) return std::nullopt;
+    SoftSpread soft = SoftSpreadOf(st, t);
+    if (!soft.scored || candidates == 0) return SparseScores{};
+    const auto& cs = soft.Of(t);
+    for (const auto& c : cs)
+      if (c.topology_key != kHostnameKey && !(soft.system && !KeyCarried(st, c.topology_key))) return std::nullopt;
+    const auto& counts = SpreadFor(st, t, soft).counts;
+    const double weight = std::log(static_cast<double>(candidates + 2));
+    // raw for a node whose matching pods per constraint are `cnt(c)`, as SpreadScores sums it.
+    auto raw = [&](auto&& cnt) {
+      double s = 0;
+      for (size_t c = 0; c < cs.size(); ++c) {
+        if (cs[c].topology_key != kHostnameKey) continue;  // no node carries the key: no term
+        s += static_cast<double>(cnt(c)) * weight + static_cast<double>(cs[c].max_skew - 1);
+      }
+      return static_cast<int64_t>(std::llround(s));
+    };
+    const int64_t clean = raw([](size_t) { return int64_t{0}; });
+    // The candidates holding matching pods, and their raw scores.
+    std::vector<std::pair<int, int64_t>> dirty;
+    const auto& hosts = HostnameSlots(st);
+    for (size_t c = 0; c < cs.size(); ++c) {
+      if (cs[c].topology_key != kHostnameKey) continue;
+      for (const auto& [domain, n] : counts[c]) {
+        auto it = hosts.find(domain);
+        if (it == hosts.end()) continue;
+        for (int slot : it->second)
+          if (is_candidate(slot)) dirty.emplace_back(slot, 0);
+      }
+    }
+    std::sort(dirty.begin(), dirty.end());
+    dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
+    if (dirty.size() < candidates) lo = hi = clean;  // some candidate holds none
+    for (auto& [slot, r] : dirty) {
+      const std::string& domain = *DomainOf(st.NodeAt(slot), std::string(kHostnameKey));
+      r = raw([&](size_t c) {
+        if (cs[c].topology_key != kHostnameKey) return int64_t{0};
+        auto it = counts[c].find(domain);
+        return it == counts[c].end() ? int64_t{0} : it->second;
+      });
+      lo = std::min(lo, r);
+      hi = std::max(hi, r);
+    }
+    auto score = [&](int64_t r) {
+      const int64_t normalised = hi == 0 ? kMaxNodeScore : kMaxNodeScore * (hi + lo - r) / hi;
+      return spread_ * static_cast<double>(normalised);
+    };
+    SparseScores out;
+    out.uniform = score(clean);
+    for (const auto& [slot, r] : dirty) out.exceptions.emplace_back(slot, score(r));
+    return out;
+  }
+
  private:
   bool AffinityScored(const ClusterState& st, const TaskInfo& t) const {
     if (pod_affinity_ == 0) return false;
@@ -272,8 +334,7 @@ class NodeOrderPlugin final : public Plugin {
         },
         [&](Spread& q) {
           q.counts.assign(q.task.soft_spread.size(), {});
-          st.ForEachTaskInNamespace(q.task.ns, [&](const TaskInfo& e) {
-            if (e.node.empty()) return;
+          st.ForEachPlacedTaskInNamespace(q.task.ns, [&](const TaskInfo& e) {
             if (const NodeInfo* n = st.FindNode(e.node)) CountSpread(q, e, e.status, *n, +1);
           });
         },
@@ -356,9 +417,8 @@ class NodeOrderPlugin final : public Plugin {
         st.ForEachPlacedTask(own);
       } else {
         for (const auto& ns : namespaces)
-          st.ForEachTaskInNamespace(ns, [&](const TaskInfo& e) {
-            if (Placed(e))
-              if (const NodeInfo* n = st.FindNode(e.node)) own(*n, e);
+          st.ForEachPlacedTaskInNamespace(ns, [&](const TaskInfo& e) {
+            if (const NodeInfo* n = st.FindNode(e.node)) own(*n, e);
           });
       }
     }
@@ -401,7 +461,36 @@ class NodeOrderPlugin final : public Plugin {
     return max;
   }
 
+  // Whether any node carries label `key`, and the node slots of each hostname domain: kept until the node set
+  // or a node's labels change (topology_version).
+  bool KeyCarried(const ClusterState& st, const std::string& key) const {
+    RefreshTopology(st);
+    auto [it, fresh] = key_carried_.try_emplace(key, false);
+    if (fresh) st.ForEachNode([&](const NodeInfo& n) { it->second = it->second || n.labels.count(key) > 0; });
+    return it->second;
+  }
+  const std::unordered_map<std::string, std::vector<int>>& HostnameSlots(const ClusterState& st) const {
+    RefreshTopology(st);
+    if (!hostname_slots_built_) {
+      const std::string key(kHostnameKey);
+      st.ForEachNode([&](const NodeInfo& n) { hostname_slots_[*DomainOf(n, key)].push_back(st.NodeIndex(n.name)); });
+      hostname_slots_built_ = true;
+    }
+    return hostname_slots_;
+  }
+  void RefreshTopology(const ClusterState& st) const {
+    if (topology_seen_ == st.topology_version()) return;
+    topology_seen_ = st.topology_version();
+    key_carried_.clear();
+    hostname_slots_.clear();
+    hostname_slots_built_ = false;
+  }
+
   double least_, balanced_, most_, node_affinity_, taint_, pod_affinity_, spread_;
+  mutable uint64_t topology_seen_ = 0;
+  mutable std::unordered_map<std::string, bool> key_carried_;
+  mutable std::unordered_map<std::string, std::vector<int>> hostname_slots_;
+  mutable bool hostname_slots_built_ = false;
   mutable PlacedPodsMemo<Affinity, 4> affinity_memo_;
   mutable PlacedPodsMemo<Spread, 4> spread_memo_;
   mutable std::vector<const std::string*> domain_scratch_;  // SpreadScores' per-call buffers, kept to reuse

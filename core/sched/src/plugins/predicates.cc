@@ -397,8 +397,8 @@ class PredicatesPlugin final : public Plugin {
         for (size_t i = 0; i < t.spread.size(); ++i)
           if (SpreadEligible(t, t.spread[i], n)) d.spread[i].matching.try_emplace(*DomainOf(n, t.spread[i].topology_key), 0);
       });
-      st.ForEachTaskInNamespace(t.ns, [&](const TaskInfo& e) {
-        if (e.node.empty() || !CountsForSpread(e.status)) return;
+      st.ForEachPlacedTaskInNamespace(t.ns, [&](const TaskInfo& e) {
+        if (!CountsForSpread(e.status)) return;
         if (const NodeInfo* n = st.FindNode(e.node)) ContributeSpread(d, t, e, *n, +1);
       });
       for (auto& sc : d.spread) sc.RecomputeMin();
@@ -431,9 +431,8 @@ class PredicatesPlugin final : public Plugin {
       st.ForEachPlacedTask(own);
     } else {
       for (const std::string* ns : namespaces)
-        st.ForEachTaskInNamespace(*ns, [&](const TaskInfo& e) {
-          if (Placed(e))
-            if (const NodeInfo* n = st.FindNode(e.node)) own(*n, e);
+        st.ForEachPlacedTaskInNamespace(*ns, [&](const TaskInfo& e) {
+          if (const NodeInfo* n = st.FindNode(e.node)) own(*n, e);
         });
     }
   }

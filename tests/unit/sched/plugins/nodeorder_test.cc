@@ -356,5 +356,57 @@ TEST(NodeOrder, SystemDefaultSpreadScoresPodsThatAServiceOrControllerSelects) {
   EXPECT_FALSE(off.Open().BatchScored(owned));
 }
 
+// The sparse form of the spread score (allocate's heap path) is the scanned score exactly: every candidate
+// not listed gets `uniform`, every listed one its own score, for system defaults and for a pod's own hostname
+// constraints, with dirty nodes in and out of the candidates, and when every candidate is dirty.
+TEST(NodeOrder, SparseSpreadScoresAreTheScannedOnes) {
+  Harness h;
+  h.Add(PluginOption::Named("nodeorder"));
+  for (int i = 0; i < 6; ++i) h.AddNode("n" + std::to_string(i), Resource::CpuMem(8000, 8 * kGi));
+  int i = 0;
+  for (const char* node : {"n0", "n0", "n1", "n4", "n4", "n4"}) {
+    TaskInfo p = Harness::Pod("w" + std::to_string(i++), Resource::Cpu(100));
+    p.labels = {{"app", "web"}};
+    p.status = TaskStatus::kRunning;
+    p.node = node;
+    h.AddPod(p);
+  }
+  h.st.UpsertService("ns", "web", {{"app", "web"}});
+  Session& s = h.Open();
+  TaskInfo system = Harness::Pod("t", Resource::Cpu(100));
+  system.labels = {{"app", "web"}};
+  TaskInfo own = system;
+  own.labels = {{"app", "web"}, {"own", "yes"}};
+  own.soft_spread.push_back(testing::Spread({{"app", "web"}}, "kubernetes.io/hostname", 2));
+  auto slot = [&](int n) { return h.st.NodeIndex("n" + std::to_string(n)); };
+  for (const TaskInfo* t : {&system, &own}) {
+    for (const std::vector<int>& nodes : {std::vector<int>{0, 1, 2, 3, 4, 5}, std::vector<int>{1, 2, 3, 5},
+                                          std::vector<int>{0, 1, 4}, std::vector<int>{2}}) {
+      std::vector<int> slots;
+      for (int n : nodes) slots.push_back(slot(n));
+      std::vector<double> scanned(slots.size(), 0);
+      ASSERT_TRUE(s.BatchScored(*t));
+      s.BatchNodeScore(*t, slots, scanned);
+      auto sparse = s.SparseBatchNodeScore(*t, slots.size(), [&](int x) {
+        return std::find(slots.begin(), slots.end(), x) != slots.end();
+      });
+      ASSERT_TRUE(sparse.has_value());
+      for (size_t k = 0; k < slots.size(); ++k) {
+        double expect = sparse->uniform;
+        for (const auto& [x, score] : sparse->exceptions)
+          if (x == slots[k]) expect = score;
+        EXPECT_EQ(scanned[k], expect) << t->name << " node n" << nodes[k];
+      }
+      for (const auto& [x, score] : sparse->exceptions)
+        EXPECT_NE(std::find(slots.begin(), slots.end(), x), slots.end()) << "a listed node is not a candidate";
+    }
+  }
+  // A zone label on any node: the zone default can differ per zone, so there is no sparse form.
+  NodeInfo zoned = *h.st.FindNode("n5");
+  zoned.labels[std::string(kZoneKey)] = "z";
+  h.st.UpsertNode(zoned);
+  EXPECT_FALSE(s.SparseBatchNodeScore(system, 1, [](int) { return true; }).has_value());
+}
+
 }  // namespace
 }  // namespace tephra::sched

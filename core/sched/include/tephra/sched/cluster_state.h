@@ -210,6 +210,14 @@ class ClusterState {
     if (it == tasks_by_ns_.end()) return;
     for (const TaskInfo* t : it->second) fn(*t);
   }
+  // Unordered, allocation-free visit of the tasks of one namespace that are on a node or pipelined onto one
+  // (OnNodeForScheduling): what spreading and pod affinity count, without walking a namespace's pending pods.
+  template <typename Fn>
+  void ForEachPlacedTaskInNamespace(const std::string& ns, Fn&& fn) const {
+    auto it = placed_by_ns_.find(ns);
+    if (it == placed_by_ns_.end()) return;
+    for (const TaskInfo* t : it->second) fn(*t);
+  }
   // Unordered, allocation-free visit of every task that occupies a known node or is pipelined onto one, with
   // that node (looked up once per node).
   template <typename Fn>
@@ -316,6 +324,9 @@ class ClusterState {
   std::unordered_map<std::string, std::unordered_set<TaskInfo*>> tasks_by_job_;  // job may be unknown yet
   // Pod affinity terms select within namespaces: a pending pod's question walks only those.
   std::unordered_map<std::string, std::unordered_set<const TaskInfo*>> tasks_by_ns_;
+  std::unordered_map<std::string, std::unordered_set<const TaskInfo*>> placed_by_ns_;  // see IndexPlaced
+  // Files or unfiles `t` under placed_by_ns_ when it has a node and OnNodeForScheduling(status).
+  void IndexPlaced(const TaskInfo& t, bool add);
   std::map<std::string, QueueInfo> queues_;
   std::map<std::string, HyperNodeInfo> hypernodes_;
   // Bumped on node add/remove/spec change and HyperNode change; keys the lazy caches below.

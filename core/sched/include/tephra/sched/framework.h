@@ -136,6 +136,19 @@ class Plugin {
   virtual bool BatchScored(const Session&, const TaskInfo&) const { return false; }
   virtual void BatchNodeScore(const Session&, const TaskInfo&, std::span<const int> slots,
                               std::span<double> scores) const {}
+  // The same scores in a sparse form, when the plugin can give it: one score for every candidate but a few.
+  // `candidates` is how many nodes passed every predicate and fit, `is_candidate(slot)` says which;
+  // BatchNodeScore over exactly those nodes must add `uniform` to every one of them except the listed slots,
+  // which get their own score. allocate then finds the best node from its heaps instead of scoring every
+  // node (docs/scheduler.md, "Sparse batch scores"). nullopt: no sparse form now (allocate scans).
+  struct SparseScores {
+    double uniform = 0;
+    std::vector<std::pair<int, double>> exceptions;  // slot -> score, candidates only
+  };
+  virtual std::optional<SparseScores> SparseBatchNodeScore(const Session&, const TaskInfo&, size_t candidates,
+                                                           const std::function<bool(int)>& is_candidate) const {
+    return std::nullopt;
+  }
   // Explanations of a refusal by this plugin's JobEnqueueable (kReject), Overused (true) or Allocatable
   // (false). Called only after that refusal; an empty Refusal means "no words", and the session falls back
   // to a generic one naming the plugin.
@@ -233,6 +246,10 @@ class Session {
   bool JobDependentScore(const JobInfo& job) const;
   bool BatchScored(const TaskInfo& t) const;
   void BatchNodeScore(const TaskInfo& t, std::span<const int> slots, std::span<double> scores) const;
+  // The sparse form of the batch scores of `t`, when exactly one plugin batch-scores it and has one
+  // (nullopt otherwise).
+  std::optional<Plugin::SparseScores> SparseBatchNodeScore(const TaskInfo& t, size_t candidates,
+                                                           const std::function<bool(int)>& is_candidate) const;
   double HyperNodeScore(const JobInfo& job, const std::string& hypernode) const;
   // Volcano's rule: intersection of the plugins' answers within a tier; the first tier where some plugin
   // answered decides; an empty answer vetoes (no victims). Nobody answering = no victims either (an
