@@ -237,16 +237,22 @@ void ClusterState::AccountScoring(NodeInfo& n, const TaskInfo& t, int sign) {
   if (!t.claims.empty()) n.claim_tasks += sign;
 }
 
-void ClusterState::IndexPlaced(const TaskInfo& t, bool add) {
+void ClusterState::IndexPlaced(TaskInfo& t, bool add) {
   if (t.node.empty() || !OnNodeForScheduling(t.status)) return;
   if (add) {
-    placed_by_ns_[t.ns].insert(&t);
+    auto& list = placed_by_ns_[t.ns];
+    t.placed_pos = static_cast<uint32_t>(list.size());
+    list.push_back(&t);
     return;
   }
   auto it = placed_by_ns_.find(t.ns);
-  if (it == placed_by_ns_.end()) return;
-  it->second.erase(&t);
-  if (it->second.empty()) placed_by_ns_.erase(it);
+  if (it == placed_by_ns_.end() || t.placed_pos >= it->second.size()) return;
+  auto& list = it->second;
+  list[t.placed_pos] = list.back();
+  list[t.placed_pos]->placed_pos = t.placed_pos;
+  list.pop_back();
+  t.placed_pos = UINT32_MAX;
+  if (list.empty()) placed_by_ns_.erase(it);
 }
 
 void ClusterState::Transition(TaskInfo& t, TaskStatus to, const std::string& node) {
@@ -290,6 +296,7 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
     incoming.status = incoming.node.empty() ? TaskStatus::kPending : TaskStatus::kBound;
   }
   incoming.evicting = false;  // core-maintained
+  incoming.placed_pos = UINT32_MAX;
   auto it = tasks_.find(in.uid);
   if (it == tasks_.end() && OccupiesNode(incoming.status)) BumpVictims();
   if (it != tasks_.end()) {

@@ -324,9 +324,11 @@ class ClusterState {
   std::unordered_map<std::string, std::unordered_set<TaskInfo*>> tasks_by_job_;  // job may be unknown yet
   // Pod affinity terms select within namespaces: a pending pod's question walks only those.
   std::unordered_map<std::string, std::unordered_set<const TaskInfo*>> tasks_by_ns_;
-  std::unordered_map<std::string, std::unordered_set<const TaskInfo*>> placed_by_ns_;  // see IndexPlaced
+  // The placed tasks of each namespace: a vector (TaskInfo::placed_pos is each one's index, removal swaps the
+  // last in), a pointer per placed task, not a hash node.
+  std::unordered_map<std::string, std::vector<TaskInfo*>> placed_by_ns_;
   // Files or unfiles `t` under placed_by_ns_ when it has a node and OnNodeForScheduling(status).
-  void IndexPlaced(const TaskInfo& t, bool add);
+  void IndexPlaced(TaskInfo& t, bool add);
   std::map<std::string, QueueInfo> queues_;
   std::map<std::string, HyperNodeInfo> hypernodes_;
   // Bumped on node add/remove/spec change and HyperNode change; keys the lazy caches below.

@@ -281,6 +281,7 @@ struct TaskInfo {
   bool best_effort = false;  // request.IsBestEffort()
   uint32_t shape = 0;        // interned scheduling shape: identical pod specs share predicate results
   bool evicting = false;     // the core decided to evict it (kReleasing) and the API has not confirmed yet
+  uint32_t placed_pos = UINT32_MAX;  // its index in its namespace's placed list (ClusterState), or none
 };
 
 // The task's scoring requests: score_cpu/score_memory when the caller set them, else the request with
