@@ -357,9 +357,6 @@ class Allocator {
     return unplaced;
   }
 
-  // The best node for `t` among every node it may use, scored as a whole (NodeScore plus the batch scores
-  // normalised over the nodes that fit now); ties go to the node order. A task that fits nowhere now may be
-  // pipelined onto the first node whose releasing pods would make room. -1 when neither.
   // The best node for a batch-scored task whose batch score has a sparse form (Plugin::SparseBatchNodeScore)
   // over the group's candidates (the nodes its rep fits now): the best of the listed nodes, each scored,
   // against the group's heap top among the rest, which all get the same batch score. Scan's choice exactly,
@@ -419,6 +416,9 @@ class Allocator {
     return best;
   }
 
+  // The best node for `t` among every node it may use, scored as a whole (NodeScore plus the batch scores
+  // normalised over the nodes that fit now); ties go to the node order. A task that fits nowhere now may be
+  // pipelined onto the first node whose releasing pods would make room. -1 when neither.
   // `shared`: the task's node scores do not depend on its job (PlaceTasks' may_share), so its shape's base
   // scores are kept per node version and reused by the next task of the shape: a gang's consecutive tasks
   // change one node per placement, and only that node is scored again.
