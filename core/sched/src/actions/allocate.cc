@@ -298,20 +298,9 @@ class Allocator {
         continue;
       }
       skipped.clear();
-      while (!g.heap.empty()) {
-        Entry top = g.heap.front();
-        std::pop_heap(g.heap.begin(), g.heap.end());
-        g.heap.pop_back();
+      while (auto current = PopCurrent(g, *t)) {
+        const Entry top = *current;
         const NodeInfo& n = st_.NodeAt(top.slot);
-        if (top.version != n.version) {
-          if (auto score = Evaluate(*t, n)) {
-            g.heap.push_back({*score, top.rank, top.slot, n.version});
-            std::push_heap(g.heap.begin(), g.heap.end());
-          } else if (t->request.FitsIn(n.FutureIdle())) {
-            g.future.push_back(top.slot);
-          }
-          continue;
-        }
         // The rep passed, this task may not: pod (anti-)affinity, or host ports (a group's rep, once placed on N,
         // does not conflict with itself, so N comes back for its group; the next task of the same shape
         // would take the same port on N).
@@ -388,20 +377,8 @@ class Allocator {
     std::sort(listed.begin(), listed.end());
     // The heap's best node that is not listed (stale entries re-scored, as PlaceTasks does).
     std::vector<Entry> skipped;
-    while (!g.heap.empty()) {
-      Entry top = g.heap.front();
-      std::pop_heap(g.heap.begin(), g.heap.end());
-      g.heap.pop_back();
-      const NodeInfo& n = st_.NodeAt(top.slot);
-      if (top.version != n.version) {
-        if (auto score = Evaluate(t, n)) {
-          g.heap.push_back({*score, top.rank, top.slot, n.version});
-          std::push_heap(g.heap.begin(), g.heap.end());
-        } else if (t.request.FitsIn(n.FutureIdle())) {
-          g.future.push_back(top.slot);
-        }
-        continue;
-      }
+    while (auto current = PopCurrent(g, t)) {
+      const Entry top = *current;
       skipped.push_back(top);
       if (std::binary_search(listed.begin(), listed.end(), top.slot)) continue;
       const double score = top.score + sparse->uniform;
@@ -470,6 +447,25 @@ class Allocator {
       }
     }
     return -1;
+  }
+
+  // Pops the group's best entry whose node has not changed since it was scored; a changed node met on the
+  // way is scored again for `t` and pushed back (or kept as a pipeline candidate). nullopt: heap empty.
+  std::optional<Entry> PopCurrent(Group& g, const TaskInfo& t) {
+    while (!g.heap.empty()) {
+      Entry top = g.heap.front();
+      std::pop_heap(g.heap.begin(), g.heap.end());
+      g.heap.pop_back();
+      const NodeInfo& n = st_.NodeAt(top.slot);
+      if (top.version == n.version) return top;
+      if (auto score = Evaluate(t, n)) {
+        g.heap.push_back({*score, top.rank, top.slot, n.version});
+        std::push_heap(g.heap.begin(), g.heap.end());
+      } else if (t.request.FitsIn(n.FutureIdle())) {
+        g.future.push_back(top.slot);
+      }
+    }
+    return std::nullopt;
   }
 
   void Push(Group& g, int slot) {

@@ -57,6 +57,22 @@ TEST(Gang, PerTaskMinimumsBindOnlyWhenMinMemberCoversThem) {
   EXPECT_EQ(v.message, "Not enough valid pods of task mpimaster, valid: 0, min: 1");
 }
 
+// A job whose tasks form sub-groups by their `partition` label: policy "worker", 2 tasks each, 2 needed.
+JobInfo PartitionedJob(int32_t min_member) {
+  JobInfo j;
+  j.key = "ns/tp";
+  j.ns = "ns";
+  j.name = "tp";
+  j.min_member = min_member;
+  SubGroupPolicy p;
+  p.name = "worker";
+  p.size = 2;
+  p.min_groups = 2;
+  p.match_label_keys = {"partition"};
+  j.sub_group_policies.push_back(p);
+  return j;
+}
+
 // Volcano's CheckSubJobReady / CheckSubJobPipelined: a job with subGroupPolicy is ready when minSubGroups of
 // each policy's sub-groups have subGroupSize tasks ready; tasks no policy takes (no partition label, or an
 // empty one) are in the default group, which counts for minMember only.
@@ -64,17 +80,7 @@ TEST(Gang, SubGroupsReadyAndPipelinedNeedMinSubGroupsOfEachPolicy) {
   Harness h;
   h.Add(PluginOption::Named("gang"));
   h.AddNode("n1", Resource::CpuMem(64000, 64 * kGi));
-  JobInfo j;
-  j.key = "ns/tp";
-  j.ns = "ns";
-  j.name = "tp";
-  j.min_member = 4;
-  SubGroupPolicy p;
-  p.name = "worker";
-  p.size = 2;
-  p.min_groups = 2;
-  p.match_label_keys = {"partition"};
-  j.sub_group_policies.push_back(p);
+  JobInfo j = PartitionedJob(4);
   h.st.UpsertJob(j);
   // Partitions 0 and 1 of two pods; one pod with an empty partition label (default group).
   auto pod = [&](const std::string& uid, const std::string& part, TaskStatus st) {
@@ -132,17 +138,7 @@ TEST(Gang, VictimsNeverBreakMoreSubGroupsThanMinSubGroupsAllows) {
   Harness h;
   h.Add(PluginOption::Named("gang"));
   h.AddNode("n1", Resource::CpuMem(64000, 64 * kGi));
-  JobInfo j;
-  j.key = "ns/tp";
-  j.ns = "ns";
-  j.name = "tp";
-  j.min_member = 5;
-  SubGroupPolicy p;
-  p.name = "worker";
-  p.size = 2;
-  p.min_groups = 2;
-  p.match_label_keys = {"partition"};
-  j.sub_group_policies.push_back(p);
+  JobInfo j = PartitionedJob(5);
   h.st.UpsertJob(j);
   auto pod = [&](const std::string& uid, const std::string& part) {
     TaskInfo t = Harness::Pod(uid, Resource::Cpu(1000));

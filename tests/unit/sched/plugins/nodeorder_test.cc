@@ -256,6 +256,18 @@ TEST(NodeOrder, PodAffinityWeightZeroTurnsTheBatchScoreOff) {
 //   a1: round(2 log 4 + 0 + 2 log 5 + 1) = round(6.99) = 7;  a2: round(2 log 4 + 1) = 4;
 //   b1: round(log 4 + log 5 + 1) = round(4.00) = 4.
 // Normalised 100 * (max + min - raw) / max with max 7, min 4: a1 400 / 7 = 57, a2 and b1 100; times 2.
+// Running pods labelled app=web, one on each node named (a node may be named more than once).
+void AddWebPods(Harness& h, std::initializer_list<const char*> nodes) {
+  int i = 0;
+  for (const char* node : nodes) {
+    TaskInfo p = Harness::Pod("w" + std::to_string(i++), Resource::Cpu(100));
+    p.labels = {{"app", "web"}};
+    p.status = TaskStatus::kRunning;
+    p.node = node;
+    h.AddPod(p);
+  }
+}
+
 TEST(NodeOrder, ScheduleAnywaySpreadIsKubeSchedulersScore) {
   Harness h;
   h.Add(PluginOption::Named("nodeorder"));
@@ -263,14 +275,7 @@ TEST(NodeOrder, ScheduleAnywaySpreadIsKubeSchedulersScore) {
   h.AddNode("a2", Resource::CpuMem(8000, 8 * kGi), {{"zone", "a"}});
   h.AddNode("b1", Resource::CpuMem(8000, 8 * kGi), {{"zone", "b"}});
   h.AddNode("x", Resource::CpuMem(8000, 8 * kGi));
-  int i = 0;
-  for (const char* node : {"a1", "a1", "b1"}) {
-    TaskInfo p = Harness::Pod("w" + std::to_string(i++), Resource::Cpu(100));
-    p.labels = {{"app", "web"}};
-    p.status = TaskStatus::kRunning;
-    p.node = node;
-    h.AddPod(p);
-  }
+  AddWebPods(h, {"a1", "a1", "b1"});
   TaskInfo other = Harness::Pod("other-ns", Resource::Cpu(100));  // another namespace: not counted
   other.ns = "elsewhere";
   other.labels = {{"app", "web"}};
@@ -303,14 +308,7 @@ TEST(NodeOrder, SystemDefaultSpreadScoresPodsThatAServiceOrControllerSelects) {
   h.AddNode("a2", Resource::CpuMem(8000, 8 * kGi), {{zone, "a"}});
   h.AddNode("b1", Resource::CpuMem(8000, 8 * kGi), {{zone, "b"}});
   h.AddNode("x", Resource::CpuMem(8000, 8 * kGi));
-  int i = 0;
-  for (const char* node : {"a1", "a1", "b1"}) {
-    TaskInfo p = Harness::Pod("w" + std::to_string(i++), Resource::Cpu(100));
-    p.labels = {{"app", "web"}};
-    p.status = TaskStatus::kRunning;
-    p.node = node;
-    h.AddPod(p);
-  }
+  AddWebPods(h, {"a1", "a1", "b1"});
   Session& s = h.Open();
   auto slot = [&](const char* n) { return h.st.NodeIndex(n); };
   const std::vector<int> all = {slot("a1"), slot("a2"), slot("b1"), slot("x")};
@@ -363,14 +361,7 @@ TEST(NodeOrder, SparseSpreadScoresAreTheScannedOnes) {
   Harness h;
   h.Add(PluginOption::Named("nodeorder"));
   for (int i = 0; i < 6; ++i) h.AddNode("n" + std::to_string(i), Resource::CpuMem(8000, 8 * kGi));
-  int i = 0;
-  for (const char* node : {"n0", "n0", "n1", "n4", "n4", "n4"}) {
-    TaskInfo p = Harness::Pod("w" + std::to_string(i++), Resource::Cpu(100));
-    p.labels = {{"app", "web"}};
-    p.status = TaskStatus::kRunning;
-    p.node = node;
-    h.AddPod(p);
-  }
+  AddWebPods(h, {"n0", "n0", "n1", "n4", "n4", "n4"});
   h.st.UpsertService("ns", "web", {{"app", "web"}});
   Session& s = h.Open();
   TaskInfo system = Harness::Pod("t", Resource::Cpu(100));
