@@ -465,9 +465,11 @@ class NodeOrderPlugin final : public Plugin {
   // or a node's labels change (topology_version).
   bool KeyCarried(const ClusterState& st, const std::string& key) const {
     RefreshTopology(st);
-    auto [it, fresh] = key_carried_.try_emplace(key, false);
-    if (fresh) st.ForEachNode([&](const NodeInfo& n) { it->second = it->second || n.labels.count(key) > 0; });
-    return it->second;
+    if (auto it = key_carried_.find(key); it != key_carried_.end()) return it->second;
+    bool carried = false;
+    st.ForEachNode([&](const NodeInfo& n) { carried = carried || n.labels.count(key) > 0; });
+    key_carried_.emplace(key, carried);
+    return carried;
   }
   const std::unordered_map<std::string, std::vector<int>>& HostnameSlots(const ClusterState& st) const {
     RefreshTopology(st);
