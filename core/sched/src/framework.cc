@@ -319,17 +319,16 @@ void Session::BatchNodeScore(const TaskInfo& t, std::span<const int> slots, std:
 std::optional<Plugin::SparseScores> Session::SparseBatchNodeScore(const TaskInfo& t, size_t candidates,
                                                                   const std::function<bool(int)>& is_candidate) const {
   TEPHRA_HOOKS(kHookNodeOrder);
-  std::vector<Plugin::SparseScores> parts;
-  for (const auto& x : list) {
-    if (!x.plugin->BatchScored(*this, t)) continue;
-    auto part = x.plugin->SparseBatchNodeScore(*this, t, candidates, is_candidate);
-    if (!part) return std::nullopt;
-    parts.push_back(std::move(*part));
-  }
   // One plugin at most: the scan adds each plugin's score in turn (base + a + b), and a sum formed here
   // (base + (a + b)) could round differently and turn a tie.
-  if (parts.size() != 1) return parts.empty() ? std::optional<Plugin::SparseScores>(Plugin::SparseScores{}) : std::nullopt;
-  return std::move(parts.front());
+  const Plugin* scorer = nullptr;
+  for (const auto& x : list) {
+    if (!x.plugin->BatchScored(*this, t)) continue;
+    if (scorer) return std::nullopt;
+    scorer = x.plugin;
+  }
+  if (!scorer) return Plugin::SparseScores{};
+  return scorer->SparseBatchNodeScore(*this, t, candidates, is_candidate);
 }
 
 double Session::HyperNodeScore(const JobInfo& job, const std::string& hypernode) const {

@@ -174,7 +174,7 @@ class NodeOrderPlugin final : public Plugin {
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
     if (dirty.size() < candidates) lo = hi = clean;  // some candidate holds none
     for (auto& [slot, r] : dirty) {
-      const std::string& domain = *DomainOf(st.NodeAt(slot), std::string(kHostnameKey));
+      const std::string& domain = *DomainOf(st.NodeAt(slot), kHostname);
       r = raw([&](size_t c) {
         if (cs[c].topology_key != kHostnameKey) return int64_t{0};
         auto it = counts[c].find(domain);
@@ -474,8 +474,7 @@ class NodeOrderPlugin final : public Plugin {
   const std::unordered_map<std::string, std::vector<int>>& HostnameSlots(const ClusterState& st) const {
     RefreshTopology(st);
     if (!hostname_slots_built_) {
-      const std::string key(kHostnameKey);
-      st.ForEachNode([&](const NodeInfo& n) { hostname_slots_[*DomainOf(n, key)].push_back(st.NodeIndex(n.name)); });
+      st.ForEachNode([&](const NodeInfo& n) { hostname_slots_[*DomainOf(n, kHostname)].push_back(st.NodeIndex(n.name)); });
       hostname_slots_built_ = true;
     }
     return hostname_slots_;
@@ -488,6 +487,7 @@ class NodeOrderPlugin final : public Plugin {
     hostname_slots_built_ = false;
   }
 
+  inline static const std::string kHostname{kHostnameKey};  // DomainOf takes a std::string key
   double least_, balanced_, most_, node_affinity_, taint_, pod_affinity_, spread_;
   mutable uint64_t topology_seen_ = 0;
   mutable std::unordered_map<std::string, bool> key_carried_;
