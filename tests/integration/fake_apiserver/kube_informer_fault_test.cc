@@ -23,7 +23,8 @@ using Clock = std::chrono::steady_clock;
 
 const char* kWidgets = "/apis/example.com/v1/widgets";
 
-// Records handler calls: per key, the list of "add@rv", "update@rv", "delete".
+// Records handler calls: per key, the list of "add@rv", "update@rv", "delete". The informer updates its cache
+// before it calls handlers, so a test that reads the recorder first waits for the calls, not only the cache.
 struct Recorder {
   std::mutex mu;
   std::map<std::string, std::vector<std::string>> calls;
@@ -99,7 +100,7 @@ TEST_F(InformerFaultTest, ListsFromWatchCacheThenWatches) {
   EXPECT_EQ(inf->Size(), 1u);
   EXPECT_EQ(server_.Count("list", "widgets", "resourceVersion", "0"), 1);
   auto b = server_.Put(kWidgets, "ns", MakeWidget("ns", "b", "", 5));
-  ASSERT_TRUE(PollUntil([&] { return inf->Get("ns/b") != nullptr; }));
+  ASSERT_TRUE(PollUntil([&] { return inf->Get("ns/b") != nullptr && rec_.Total() >= 2; }));
   EXPECT_EQ(inf->Get("ns", "b")->size, 5);
   EXPECT_EQ(server_.Count("watch", "widgets", "allowWatchBookmarks", "true"), server_.Count("watch", "widgets"));
   EXPECT_EQ(rec_.For("ns/b"), std::vector<std::string>{"add@" + Rv(b)});
@@ -117,7 +118,7 @@ TEST_F(InformerFaultTest, DropRewatchesFromLastRvWithoutRelist) {
   auto a3 = server_.Put(kWidgets, "ns", MakeWidget("ns", "a", "", 3));
   auto c = server_.Put(kWidgets, "ns", MakeWidget("ns", "c", ""));
   server_.set_watch_paused(false);
-  ASSERT_TRUE(PollUntil([&] { return inf->Get("ns/c") != nullptr && inf->Get("ns/a")->size == 3; }));
+  ASSERT_TRUE(PollUntil([&] { return inf->Get("ns/c") != nullptr && inf->Get("ns/a")->size == 3 && rec_.Total() >= 4; }));
   EXPECT_EQ(inf->stats().lists.load(), 1);
   EXPECT_EQ(inf->stats().relists_after_410.load(), 0);
   EXPECT_GE(server_.Count("watch", "widgets"), 2);
@@ -144,7 +145,7 @@ TEST_P(GoneTest, RelistsOnceAndDeliversDiff) {
   server_.DropWatches();
   server_.set_watch_paused(false);
   ASSERT_TRUE(PollUntil([&] { return inf->stats().relists_after_410.load() == 1; }));
-  ASSERT_TRUE(PollUntil([&] { return inf->Get("ns/fresh") != nullptr; }));
+  ASSERT_TRUE(PollUntil([&] { return inf->Get("ns/fresh") != nullptr && rec_.Total() >= 6; }));
   EXPECT_EQ(inf->Get("ns/vanish"), nullptr);
   EXPECT_EQ(inf->Get("ns/change")->size, 9);
   EXPECT_EQ(inf->Size(), 3u);
@@ -165,7 +166,7 @@ TEST_F(InformerFaultTest, InjectedInStreamErrorMidStream) {
   auto inf = StartInformer();
   server_.Put(kWidgets, "ns", MakeWidget("ns", "a", ""));
   server_.Put(kWidgets, "ns", MakeWidget("ns", "b", ""));
-  ASSERT_TRUE(PollUntil([&] { return inf->stats().relists_after_410.load() == 1 && inf->Size() == 2; }));
+  ASSERT_TRUE(PollUntil([&] { return inf->stats().relists_after_410.load() == 1 && inf->Size() == 2 && rec_.Total() >= 2; }));
   EXPECT_EQ(rec_.For("ns/a").size(), 1u);
   EXPECT_EQ(rec_.For("ns/b").size(), 1u);
 }
@@ -205,7 +206,7 @@ TEST_F(InformerFaultTest, CutStreamLinesAndResetsRewatch) {
   server_.AddFault({.kind = Fault::Kind::kStatus, .verb = "watch", .status = 500});
   auto inf = StartInformer();
   for (int i = 0; i < 5; ++i) server_.Put(kWidgets, "ns", MakeWidget("ns", "w" + std::to_string(i), ""));
-  ASSERT_TRUE(PollUntil([&] { return inf->Size() == 5; }));
+  ASSERT_TRUE(PollUntil([&] { return inf->Size() == 5 && rec_.Total() >= 5; }));
   EXPECT_EQ(inf->stats().lists.load(), 1);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(rec_.For("ns/w" + std::to_string(i)).size(), 1u) << i;
   EXPECT_GE(inf->stats().watch_errors.load(), 3);

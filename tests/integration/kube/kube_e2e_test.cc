@@ -443,6 +443,13 @@ TEST_F(KubeE2eTest, InformerRelistsOnceAfterCompactionAnd410) {
   ASSERT_TRUE(PollUntil([&] { return inf.stats().relists_after_410.load() >= 1 && inf.Size() == 10u; },
                         std::chrono::seconds(60)))
       << "relists_after_410=" << inf.stats().relists_after_410.load() << " size=" << inf.Size();
+  // The cache is updated before handlers run: wait for the relist's last delivery (23 calls in all) too.
+  ASSERT_TRUE(PollUntil([&] {
+    std::lock_guard l(mu);
+    size_t n = 0;
+    for (const auto& [k, v] : seen) n += v.size();
+    return n >= 23;
+  }, std::chrono::seconds(10)));
   // Convergence: the cache equals a quorum list from the server (names and resourceVersions).
   ListOptions lo;
   lo.label_selector = "kc=1";
