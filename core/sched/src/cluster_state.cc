@@ -60,7 +60,16 @@ void ClusterState::UpsertNode(const NodeInfo& in) {
     NodeInfo& n = nodes_[static_cast<size_t>(idx)];
     bool spec_changed = n.labels != in.labels || n.taints != in.taints || n.unschedulable != in.unschedulable ||
                         n.ready != in.ready || n.allocatable != in.allocatable || n.volume_limits != in.volume_limits;
-    if (!spec_changed) return;  // status heartbeats: nothing the scheduler reads changed
+    const bool devices_changed = !SameDeviceSpec(n.devices, in.devices);
+    if (!spec_changed && !devices_changed) return;  // status heartbeats: nothing the scheduler reads changed
+    if (devices_changed) {
+      // A card's health or the card set changed: only fits move (dynamic predicates), not the static ones.
+      n.devices = in.devices;
+      RebuildCardHolds(n);
+      ++n.version;
+      BumpCapacity();
+      if (!spec_changed) return;
+    }
     n.allocatable = in.allocatable;
     n.volume_limits = in.volume_limits;
     n.labels = in.labels;
@@ -90,6 +99,7 @@ void ClusterState::UpsertNode(const NodeInfo& in) {
   n.taints = in.taints;
   n.unschedulable = in.unschedulable;
   n.ready = in.ready;
+  n.devices = in.devices;
   n.version = version;
   node_alive_[static_cast<size_t>(idx)] = true;
   node_index_[n.name] = idx;
@@ -107,8 +117,31 @@ void ClusterState::UpsertNode(const NodeInfo& in) {
       if (OnNodeForScheduling(t->status)) AccountScoring(n, *t, +1);
     }
   }
+  RebuildCardHolds(n);
   ++topology_version_;
   BumpCapacity();
+}
+
+bool ClusterState::SameDeviceSpec(const NodeDevices& a, const NodeDevices& b) {
+  if (a.kind != b.kind || a.topology != b.topology || a.model != b.model || a.links != b.links ||
+      a.cards.size() != b.cards.size())
+    return false;
+  for (size_t i = 0; i < a.cards.size(); ++i) {
+    const Card& x = a.cards[i];
+    const Card& y = b.cards[i];
+    if (x.id != y.id || x.index != y.index || x.health != y.health || x.memory != y.memory || x.max_sharers != y.max_sharers)
+      return false;
+  }
+  return true;
+}
+
+void ClusterState::RebuildCardHolds(NodeInfo& n) {
+  if (n.devices.cards.empty()) return;
+  for (Card& c : n.devices.cards) c.used_memory = c.used_cores = c.sharers = c.owners = 0;
+  auto it = tasks_by_node_.find(n.name);
+  if (it == tasks_by_node_.end()) return;
+  for (const TaskInfo* t : it->second)
+    if (OccupiesNode(t->status) && !t->cards.empty()) HoldCards(n.devices, t->devices, t->cards, +1);
 }
 
 void ClusterState::RemoveNode(const std::string& name) {
@@ -130,6 +163,11 @@ uint32_t ClusterState::InternShape(const TaskInfo& t) {
   std::string key;
   key.reserve(256);
   for (int64_t v : t.request.raw()) { key += std::to_string(v); key += ','; }
+  if (!t.devices.empty()) {
+    key += 'd';
+    for (int64_t v : {int64_t{static_cast<int>(t.devices.kind)}, int64_t{t.devices.whole}, int64_t{t.devices.shared},
+                      t.devices.memory, int64_t{t.devices.cores}}) { key += std::to_string(v); key += ','; }
+  }
   key += t.ns; key += '|';
   for (const auto& [k, v] : t.node_selector) { key += k; key += '='; key += v; key += ';'; }
   key += '|';
@@ -198,6 +236,7 @@ void ClusterState::Account(TaskInfo& t, int sign) {
         n.used += req;
         n.task_count += sign;
         if (t.status == TaskStatus::kReleasing) n.releasing += req;
+        if (!t.cards.empty() && !n.devices.cards.empty()) HoldCards(n.devices, t.devices, t.cards, sign);
         AccountScoring(n, t, sign);
         ++n.version;
       } else if (t.status == TaskStatus::kPipelined) {
@@ -305,6 +344,10 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
       incoming.status = TaskStatus::kBinding;  // informer lags the binder: keep the assumption
       incoming.node = old.node;
     }
+    // The cards this scheduler chose stay held until the pod shows others (the binder writes them before it
+    // binds, but an update from before that write carries none).
+    if (incoming.cards.empty() && !old.cards.empty() && incoming.node == old.node && OccupiesNode(incoming.status))
+      incoming.cards = old.cards;
     if (old.evicting && incoming.node == old.node &&
         (incoming.status == TaskStatus::kRunning || incoming.status == TaskStatus::kBound)) {
       incoming.status = TaskStatus::kReleasing;  // informer lags the evictor: do not count the victim twice

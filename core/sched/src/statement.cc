@@ -41,6 +41,15 @@ Status Statement::Allocate(const std::string& uid, const std::string& node) {
       e.assumed_volumes.push_back(c.volume);
     }
   }
+  if (!t->devices.empty() && !n->devices.cards.empty() && t->cards.empty()) {
+    auto chosen = ChooseCards(n->devices, t->devices, state_->share_policy());
+    if (!chosen.ok()) {
+      for (const auto& v : e.assumed_volumes) state_->ForgetVolume({}, v);
+      return Status(StatusCode::kFailedPrecondition, "cards for " + uid + " on " + node + ": " + chosen.status().message());
+    }
+    for (int p : *chosen) t->cards.push_back(n->devices.cards[static_cast<size_t>(p)].id);
+    e.chose_cards = true;
+  }
   NoteJobVersion(*t, e);
   entries_.push_back(std::move(e));
   state_->Transition({}, *t, TaskStatus::kAllocated, node);
@@ -77,7 +86,7 @@ void Statement::Commit(CycleResult* out, std::vector<Entry>* pipelined) {
       case Op::kAllocate:
         if (t->status != TaskStatus::kAllocated) break;
         state_->Transition({}, *t, TaskStatus::kBinding, t->node);
-        out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job, {}, {}});
+        out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job, {}, {}, t->devices.kind, t->cards});
         for (const auto& claim : t->claims) {
           const std::string key = t->ns + "/" + claim;
           const ClaimInfo* c = state_->FindClaim(key);
@@ -114,6 +123,7 @@ void Statement::DiscardFrom(size_t mark) {
     TaskInfo* t = state_->MutableTask({}, e.task_uid);
     if (t) {  // removed meanwhile: nothing to undo
       state_->Transition({}, *t, e.prev_status, e.prev_node);
+      if (e.chose_cards) t->cards.clear();
       if (e.restores_job_version) {
         state_->RestoreJobVersion({}, t->job, e.prev_job_version);
         // The job has no entry left before this one: a later entry for it must note its version again.
@@ -132,6 +142,7 @@ void Statement::Revert(const std::vector<Entry>& entries) {
     TaskInfo* t = state_->MutableTask({}, it->task_uid);
     if (!t || (t->status != TaskStatus::kPipelined && t->status != TaskStatus::kAllocated)) continue;
     state_->Transition({}, *t, it->prev_status, it->prev_node);
+    if (it->chose_cards) t->cards.clear();
   }
 }
 

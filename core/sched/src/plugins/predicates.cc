@@ -1,7 +1,8 @@
 // The "predicates" plugin: readiness, cordon, nodeSelector, required node affinity, taints (static, cached
 // per task shape), host ports (kube-scheduler's NodePorts) and required inter-pod affinity and anti-affinity
-// on any topology key, in both directions, and DoNotSchedule topology spread constraints (dynamic). Resource
-// and pod-count fit are checked by the actions, with Volcano-style reasons.
+// on any topology key, in both directions, DoNotSchedule topology spread constraints and the cards of nodes
+// whose devices are modelled (dynamic). Resource and pod-count fit are checked by the actions, with
+// Volcano-style reasons.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -46,6 +47,9 @@ constexpr const char* kAffinityReason = "node(s) didn't match Pod's node affinit
 constexpr const char* kExistingAntiReason = "node(s) didn't satisfy existing pods anti-affinity rules";
 constexpr const char* kAntiReason = "node(s) didn't match pod anti-affinity rules";
 constexpr const char* kPodAffinityReason = "node(s) didn't match pod affinity rules";
+// Device-level placement (devices.h).
+constexpr const char* kCardCountReason = "node(s) cannot give one pod this many cards under their ring rule";
+constexpr const char* kCardFitReason = "node(s) didn't have free healthy cards that fit the pod's device request";
 // kube-scheduler's PodTopologySpread reasons.
 constexpr const char* kSpreadReason = "node(s) didn't match pod topology spread constraints";
 constexpr const char* kSpreadLabelReason = "node(s) didn't match pod topology spread constraints (missing required label)";
@@ -119,6 +123,13 @@ class PredicatesPlugin final : public Plugin {
   }
 
   Fit DynamicPredicate(const Session& ssn, const TaskInfo& t, const NodeInfo& n) const override {
+    // Cards first: a node whose modelled cards cannot serve the pod (ring rule, health, shares) is out
+    // whatever else holds (docs/devices.md). A node without a card model is judged on counts alone.
+    if (!t.devices.empty() && !n.devices.cards.empty()) {
+      if (!CheckWholeCount(n.devices.topology, static_cast<int>(n.devices.cards.size()), t.devices.whole).ok())
+        return Fit::No(kCardCountReason, "accelerator-type", n.devices.model);
+      if (!CardsFit(n.devices, t.devices)) return Fit::No(kCardFitReason);
+    }
     // Ports before affinity, kube-scheduler's filter order. A conflict needs a port on both sides, so a pod
     // without host ports, or a node where no task holds one, costs a comparison, not a walk of the node.
     if (node_ports_ && !t.host_ports.empty() && n.host_port_tasks > 0 && !PortsFree(ssn, t, n))

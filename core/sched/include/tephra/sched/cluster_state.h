@@ -263,6 +263,9 @@ class ClusterState {
   // Moves on node add/remove/spec change and HyperNode change: keys caches of static predicate results
   // and of the node name order.
   uint64_t topology_version() const { return topology_version_; }
+  // How Statement picks among shared cards that fit (the deviceshare plugin's SchedulePolicy).
+  void set_share_policy(SharePolicy p) { share_policy_ = p; }
+  SharePolicy share_policy() const { return share_policy_; }
   // The enqueue action's change: Pending -> Inqueue. Bumps the job's version (it became schedulable).
   // Unknown key: ignored.
   void AdmitJob(const std::string& key);
@@ -293,6 +296,11 @@ class ClusterState {
   void NoteVictimCandidate(JournalKey) { BumpVictims(); }
 
  private:
+  SharePolicy share_policy_ = SharePolicy::kBinpack;
+  // The caller's part of two nodes' devices (identity, health, capacity, topology) is the same; usage ignored.
+  static bool SameDeviceSpec(const NodeDevices& a, const NodeDevices& b);
+  // Recomputes the usage of n's cards from the tasks holding them (after the card set or a node arrived).
+  void RebuildCardHolds(NodeInfo& n);
   TaskInfo* MutableTask(const std::string& uid);
   // The only place that changes TaskInfo::status/node after insertion.
   void Transition(TaskInfo& task, TaskStatus to, const std::string& node);

@@ -25,6 +25,10 @@ struct BindDecision {
     std::string claim, claim_uid, volume;
   };
   std::vector<VolumeBinding> bind_volumes = {};
+  // The cards the scheduler chose (devices.h): the binder writes them where the node's device plugin reads
+  // them before it binds.
+  DeviceKind device_kind = DeviceKind::kNone;
+  std::vector<std::string> cards = {};
 };
 
 struct EvictDecision {

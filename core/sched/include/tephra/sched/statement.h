@@ -38,6 +38,8 @@ class Statement {
     uint64_t prev_job_version = 0;
     // Allocate: pre-created volumes this placement set aside for the task's claims (released on undo).
     std::vector<std::string> assumed_volumes = {};
+    // Allocate: the statement chose the task's cards (cleared again on undo).
+    bool chose_cards = false;
   };
 
   explicit Statement(ClusterState* state) : state_(state) {}
@@ -45,9 +47,10 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
   ~Statement();  // an uncommitted statement is discarded
 
-  // Pending task -> kAllocated on `node`. FailedPrecondition if the task is not pending, the node unknown, or
-  // a WaitForFirstConsumer claim of the task has no volume there (ClusterState::ChooseVolumes); the volumes
-  // chosen are set aside for the claims until the statement is undone or the binds come back.
+  // Pending task -> kAllocated on `node`. FailedPrecondition if the task is not pending, the node unknown, a
+  // WaitForFirstConsumer claim of the task has no volume there (ClusterState::ChooseVolumes), or the task asks
+  // for cards the node's modelled devices cannot give (devices.h ChooseCards); the volumes and cards chosen
+  // are held for the task until the statement is undone or the binds come back.
   core::Status Allocate(const std::string& task_uid, const std::string& node);
   // Pending task -> kPipelined on `node` (counts against the node's future idle).
   core::Status Pipeline(const std::string& task_uid, const std::string& node);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tephra/core/labels.h"
+#include "tephra/sched/devices.h"
 #include "tephra/sched/resource.h"
 
 namespace tephra::sched {
@@ -204,6 +205,10 @@ struct NodeInfo {
   // status.allocatable's attachable-volumes-* entries (limit key -> volumes), kept out of `allocatable`: no
   // pod requests them, and each would take one of the registry's few resource dimensions.
   std::map<std::string, int64_t> volume_limits;
+  // Its accelerator cards (devices.h), when the caller knows them; empty = counted as plain resources only.
+  // The caller sets the cards' identity, health and capacity; ClusterState keeps their usage (Card::owners,
+  // sharers, used_*) from the tasks holding them.
+  NodeDevices devices = {};
   // ---- maintained by ClusterState ----
   Resource used;       // sum of requests of tasks that OccupiesNode()
   Resource releasing;  // subset of used held by kReleasing tasks
@@ -274,6 +279,11 @@ struct TaskInfo {
   // StatefulSet, as "<Kind>/<name>": a pod without constraints of its own is spread by the selectors of its
   // Services and of this owner (ClusterState::DefaultSpreadSelector).
   std::string controller = {};
+  // Device-level placement (devices.h): what the pod asks of a node's cards, and the cards it holds ("id"s of
+  // NodeDevices cards). The caller sets `cards` for placed pods from the device annotations; Statement sets it
+  // when it places the pod on a node whose cards are modelled.
+  DeviceRequest devices = {};
+  std::vector<std::string> cards = {};
   bool scheduling_gated = false;  // spec.schedulingGates non-empty
   std::string nominated_node;
   uint64_t creation_index = 0;  // creation order (e.g. creationTimestamp then name), ties broken by uid
