@@ -71,8 +71,9 @@ class ReplayFromClient final : public Client {
   Status Delete(const ResourceInfo& r, const std::string& ns, const std::string& n, const DeleteOptions& o) override {
     return inner_->Delete(r, ns, n, o);
   }
-  Status Bind(const std::string& ns, const std::string& p, const std::string& u, const std::string& n) override {
-    return inner_->Bind(ns, p, u, n);
+  Status Bind(const std::string& ns, const std::string& p, const std::string& u, const std::string& n,
+              const std::map<std::string, std::string>& a) override {
+    return inner_->Bind(ns, p, u, n, a);
   }
   Status Evict(const std::string& ns, const std::string& p, const DeleteOptions& o) override {
     return inner_->Evict(ns, p, o);

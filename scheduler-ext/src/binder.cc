@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "tephra/api/core_v1.h"
+#include "tephra/scheduler/convert.h"
 
 namespace tephra::scheduler {
 
@@ -142,7 +143,9 @@ void Binder::Worker() {
       }
     }
     if (claims_named) {
-      o.status = client_->Bind(d.ns, d.name, d.task_uid, d.node);
+      // Chosen cards travel on the Binding: the pod and its device annotations change in one write, so the
+      // node's device plugin never sees the pod bound without them.
+      o.status = client_->Bind(d.ns, d.name, d.task_uid, d.node, DeviceBindAnnotations(d, std::chrono::system_clock::now()));
       o.result = ClassifyBind(o.status);
     } else {
       o.result = BindResult::kFailed;  // never "already assigned": the pod was not bound at all

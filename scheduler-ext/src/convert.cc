@@ -180,7 +180,7 @@ api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRe
   return out;
 }
 
-sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg) {
+sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg, const api::AscendDeviceInfo* ascend_info) {
   sched::NodeInfo n;
   n.name = node.metadata.name;
   // attachable-volumes-* are attach limits, not resources (kube-scheduler's IsAttachableVolumeResourceName).
@@ -204,7 +204,116 @@ sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg) 
   n.ready = false;
   for (const auto& c : node.status.conditions)
     if (c.type == api::kNodeReady) n.ready = c.status == api::kConditionTrue;
+  n.devices = ToNodeDevices(node, ascend_info);
   return n;
+}
+
+sched::NodeDevices ToNodeDevices(const api::Node& node, const api::AscendDeviceInfo* ascend_info) {
+  sched::NodeDevices d;
+  const std::string ascend(api::kAscend910Resource);
+  // Capacity counts every card the device plugin found, allocatable only the healthy ones.
+  int64_t cards = 0;
+  if (auto it = node.status.capacity.find(ascend); it != node.status.capacity.end()) cards = it->second.Value();
+  else if (auto a = node.status.allocatable.find(ascend); a != node.status.allocatable.end()) cards = a->second.Value();
+  if (cards > 0) {
+    d.kind = sched::DeviceKind::kAscend;
+    auto label = node.metadata.labels.find(std::string(api::kAcceleratorTypeLabel));
+    d.model = label == node.metadata.labels.end() ? "" : label->second;
+    d.topology = sched::AscendTopologyOf(d.model);
+    for (int i = 0; i < cards && i < 1024; ++i)
+      d.cards.push_back({.id = std::string(api::kAscendCardPrefix) + std::to_string(i), .index = i});
+    api::AscendDeviceInfo from_annotations;
+    if (!ascend_info) {
+      from_annotations.unhealthy = api::SplitCardList(Annotation(node.metadata, api::kAscendUnhealthyKey));
+      from_annotations.network_unhealthy = api::SplitCardList(Annotation(node.metadata, api::kAscendNetworkUnhealthyKey));
+      from_annotations.recovering = api::SplitCardList(Annotation(node.metadata, api::kAscendRecoveringKey));
+      ascend_info = &from_annotations;
+    }
+    auto mark = [&](const std::vector<std::string>& ids, sched::CardHealth h) {
+      for (const auto& id : ids)
+        if (int p = d.FindCard(id); p >= 0) d.cards[static_cast<size_t>(p)].health = h;
+    };
+    mark(ascend_info->recovering, sched::CardHealth::kRecovering);
+    mark(ascend_info->unhealthy, sched::CardHealth::kUnhealthy);
+    mark(ascend_info->network_unhealthy, sched::CardHealth::kUnhealthy);
+    return d;
+  }
+  std::string reg = Annotation(node.metadata, api::kVgpuRegisterAnnotation);
+  if (reg.empty()) return d;
+  auto gpus = api::ParseVgpuRegister(reg);
+  if (gpus.empty()) return d;
+  d.kind = sched::DeviceKind::kNvidiaGpu;
+  d.model = gpus.front().type;
+  std::set<int> unhealthy;
+  for (const auto& id : api::SplitCardList(Annotation(node.metadata, api::kGpuUnhealthyIdsAnnotation))) {
+    int i = -1;
+    auto [p, ec] = std::from_chars(id.data(), id.data() + id.size(), i);
+    if (ec == std::errc() && p == id.data() + id.size()) unhealthy.insert(i);
+  }
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const auto& g = gpus[i];
+    const bool healthy = g.healthy && !unhealthy.count(static_cast<int>(i));
+    d.cards.push_back({.id = g.uuid,
+                       .index = static_cast<int>(i),
+                       .health = healthy ? sched::CardHealth::kHealthy : sched::CardHealth::kUnhealthy,
+                       .memory = g.memory,
+                       .max_sharers = g.split});
+  }
+  return d;
+}
+
+sched::DeviceRequest ToDeviceRequest(const api::Pod& pod) {
+  sched::DeviceRequest r;
+  const api::ResourceList req = api::PodRequests(pod.spec);
+  auto get = [&](std::string_view name) -> int64_t {
+    auto it = req.find(std::string(name));
+    return it == req.end() ? 0 : it->second.Value();
+  };
+  if (int64_t n = get(api::kAscend910Resource); n > 0) {
+    r.kind = sched::DeviceKind::kAscend;
+    r.whole = static_cast<int32_t>(std::min<int64_t>(n, 1 << 20));
+    return r;
+  }
+  if (int64_t n = get(api::kVgpuNumberResource); n > 0) {
+    r.kind = sched::DeviceKind::kNvidiaGpu;
+    r.shared = static_cast<int32_t>(std::min<int64_t>(n, 1 << 20));
+    r.memory = get(api::kVgpuMemoryResource);
+    r.cores = static_cast<int32_t>(std::clamp<int64_t>(get(api::kVgpuCoresResource), 0, 100) * 10);
+  }
+  return r;
+}
+
+std::vector<std::string> CardsOfPod(const api::Pod& pod) {
+  std::string real = Annotation(pod.metadata, "huawei.com/AscendReal");
+  if (!real.empty()) return api::SplitCardList(real);
+  std::string ascend = Annotation(pod.metadata, api::kAscend910Resource);
+  if (!ascend.empty()) return api::SplitCardList(ascend);
+  std::vector<std::string> out;
+  for (const auto& container : api::DecodeVgpuIds(Annotation(pod.metadata, api::kVgpuIdsAnnotation)))
+    for (const auto& a : container) out.push_back(a.uuid);
+  return out;
+}
+
+std::map<std::string, std::string> DeviceBindAnnotations(const sched::BindDecision& d, sched::WallTime now) {
+  std::map<std::string, std::string> out;
+  if (d.cards.empty()) return out;
+  const auto since_epoch = now.time_since_epoch();
+  if (d.devices.kind == sched::DeviceKind::kAscend) {
+    out[std::string(api::kAscend910Resource)] = api::JoinCardList(d.cards);
+    out[std::string(api::kAscendPredicateTimeAnnotation)] =
+        std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch).count());
+  } else if (d.devices.kind == sched::DeviceKind::kNvidiaGpu) {
+    std::vector<api::VgpuAssignment> cards;
+    for (const auto& id : d.cards) cards.push_back({id, d.devices.memory, d.devices.cores / 10});
+    const std::string seconds = std::to_string(std::chrono::duration_cast<std::chrono::seconds>(since_epoch).count());
+    out[std::string(api::kVgpuIdsAnnotation)] = api::EncodeVgpuIds({cards});
+    out[std::string(api::kVgpuToAllocateAnnotation)] = out[std::string(api::kVgpuIdsAnnotation)];
+    out[std::string(api::kVgpuNodeAnnotation)] = d.node;
+    out[std::string(api::kVgpuTimeAnnotation)] = seconds;
+    out[std::string(api::kVgpuBindTimeAnnotation)] = seconds;
+    out[std::string(api::kVgpuBindPhaseAnnotation)] = "allocating";
+  }
+  return out;
 }
 
 bool IsManaged(const api::Pod& pod, const std::set<std::string>& names) {
@@ -304,6 +413,8 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();
   t.nominated_node = pod.status.nominated_node_name;
   t.controller = SpreadControllerOf(pod);
+  t.devices = ToDeviceRequest(pod);
+  if (!t.devices.empty() && !t.node.empty()) t.cards = CardsOfPod(pod);
   return t;
 }
 

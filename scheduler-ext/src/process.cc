@@ -46,7 +46,9 @@ void CompactPod(json* j) {
     if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
       json keep = json::object();
       for (std::string_view k : {api::kPodGroupAnnotation, api::kTaskSpecKey, api::kSchedulingQueueNameAnnotation,
-                                 api::kNetworkTopologyModeAnnotation, api::kNetworkTopologyHighestTierAnnotation})
+                                 api::kNetworkTopologyModeAnnotation, api::kNetworkTopologyHighestTierAnnotation,
+                                 api::kAscend910Resource, std::string_view("huawei.com/AscendReal"),
+                                 api::kVgpuIdsAnnotation})
         if (auto it = a->find(std::string(k)); it != a->end()) keep[std::string(k)] = *it;
       *a = std::move(keep);
     }

@@ -425,7 +425,7 @@ Status FakeClient::DeleteLocked(const std::string& res, const std::string& sns, 
 }
 
 Status FakeClient::Bind(const std::string& ns, const std::string& pod, const std::string& pod_uid,
-                        const std::string& node) {
+                        const std::string& node, const std::map<std::string, std::string>& annotations) {
   if (auto s = Inject({"bind", "pods", ns, pod, "binding", json{{"target", {{"name", node}}}}})) return *s;
   core::MutexLock l(mu_);
   ObjKey k{"pods", ns, pod};
@@ -439,6 +439,7 @@ Status FakeClient::Bind(const std::string& ns, const std::string& pod, const std
   if (!cur.empty()) return Conflict("pod " + pod + " is already assigned to node \"" + cur + "\"");
   json next = old;
   next["spec"]["nodeName"] = node;
+  for (const auto& [k, v] : annotations) next["metadata"]["annotations"][k] = v;  // as the API server merges them
   next["metadata"]["resourceVersion"] = std::to_string(++rv_);
   it->second = next;
   EmitLocked("pods", ns, WatchEvent::Type::kModified, next, &old);

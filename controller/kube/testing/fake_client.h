@@ -55,8 +55,8 @@ class FakeClient final : public Client {
                        const json& patch, const std::string& subresource = "") override TEPHRA_EXCLUDES(mu_);
   Status Delete(const ResourceInfo& r, const std::string& ns, const std::string& name,
                 const DeleteOptions& opts = {}) override TEPHRA_EXCLUDES(mu_);
-  Status Bind(const std::string& ns, const std::string& pod, const std::string& pod_uid,
-              const std::string& node) override TEPHRA_EXCLUDES(mu_);
+  Status Bind(const std::string& ns, const std::string& pod, const std::string& pod_uid, const std::string& node,
+              const std::map<std::string, std::string>& annotations = {}) override TEPHRA_EXCLUDES(mu_);
   Status Evict(const std::string& ns, const std::string& pod, const DeleteOptions& opts = {}) override
       TEPHRA_EXCLUDES(mu_);
   // The handler runs without mu_ held, so it may call back into this client.

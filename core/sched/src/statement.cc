@@ -86,7 +86,7 @@ void Statement::Commit(CycleResult* out, std::vector<Entry>* pipelined) {
       case Op::kAllocate:
         if (t->status != TaskStatus::kAllocated) break;
         state_->Transition({}, *t, TaskStatus::kBinding, t->node);
-        out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job, {}, {}, t->devices.kind, t->cards});
+        out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job, {}, {}, t->devices, t->cards});
         for (const auto& claim : t->claims) {
           const std::string key = t->ns + "/" + claim;
           const ClaimInfo* c = state_->FindClaim(key);

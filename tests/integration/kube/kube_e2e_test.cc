@@ -344,8 +344,9 @@ class PausableWatchClient final : public Client {
   Status Delete(const ResourceInfo& r, const std::string& ns, const std::string& name, const DeleteOptions& o) override {
     return inner_->Delete(r, ns, name, o);
   }
-  Status Bind(const std::string& ns, const std::string& pod, const std::string& uid, const std::string& node) override {
-    return inner_->Bind(ns, pod, uid, node);
+  Status Bind(const std::string& ns, const std::string& pod, const std::string& uid, const std::string& node,
+              const std::map<std::string, std::string>& a) override {
+    return inner_->Bind(ns, pod, uid, node, a);
   }
   Status Evict(const std::string& ns, const std::string& pod, const DeleteOptions& o) override {
     return inner_->Evict(ns, pod, o);

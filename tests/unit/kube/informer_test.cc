@@ -168,7 +168,10 @@ class ScriptedClient : public Client {
   StatusOr<json> Patch(const ResourceInfo&, const std::string&, const std::string&, PatchType, const json&,
                        const std::string&) override { return json(); }
   Status Delete(const ResourceInfo&, const std::string&, const std::string&, const DeleteOptions&) override { return {}; }
-  Status Bind(const std::string&, const std::string&, const std::string&, const std::string&) override { return {}; }
+  Status Bind(const std::string&, const std::string&, const std::string&, const std::string&,
+              const std::map<std::string, std::string>&) override {
+    return {};
+  }
   Status Evict(const std::string&, const std::string&, const DeleteOptions&) override { return {}; }
   StatusOr<json> Raw(const std::string&, const std::string&, const json*, const std::string&) override { return json(); }
 };

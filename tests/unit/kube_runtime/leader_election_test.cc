@@ -50,8 +50,9 @@ class PartitionableClient final : public Client {
     if (partitioned) return Down();
     return f_->Delete(r, ns, n, o);
   }
-  Status Bind(const std::string& ns, const std::string& p, const std::string& u, const std::string& n) override {
-    return f_->Bind(ns, p, u, n);
+  Status Bind(const std::string& ns, const std::string& p, const std::string& u, const std::string& n,
+              const std::map<std::string, std::string>& a) override {
+    return f_->Bind(ns, p, u, n, a);
   }
   Status Evict(const std::string& ns, const std::string& p, const DeleteOptions& o) override { return f_->Evict(ns, p, o); }
   Status Watch(const ResourceInfo& r, const std::string& ns, const ListOptions& o,

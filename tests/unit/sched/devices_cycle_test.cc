@@ -64,7 +64,7 @@ TEST_F(DeviceCycle, Box16GangOfEightCardPodsGetsDistinctCardsEachInsideOneRing) 
   ASSERT_EQ(r.binds.size(), 16u);
   std::set<std::pair<std::string, std::string>> taken;
   for (const auto& b : r.binds) {
-    EXPECT_EQ(b.device_kind, DeviceKind::kAscend);
+    EXPECT_EQ(b.devices.kind, DeviceKind::kAscend);
     ASSERT_EQ(b.cards.size(), 8u) << b.name;
     std::set<int> rings;
     for (const auto& id : b.cards) {

@@ -253,13 +253,14 @@ class RestClient : public Client {
     return j.ok() ? Status::OK() : j.status();
   }
 
-  Status Bind(const std::string& ns, const std::string& pod, const std::string& pod_uid,
-              const std::string& node) override {
+  Status Bind(const std::string& ns, const std::string& pod, const std::string& pod_uid, const std::string& node,
+              const std::map<std::string, std::string>& annotations) override {
     json body = {{"apiVersion", "v1"},
                  {"kind", "Binding"},
                  {"metadata", {{"name", pod}, {"namespace", ns}}},
                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}};
     if (!pod_uid.empty()) body["metadata"]["uid"] = pod_uid;
+    if (!annotations.empty()) body["metadata"]["annotations"] = annotations;
     auto j = Call("POST", "/api/v1/namespaces/" + ns + "/pods/" + pod + "/binding", &body, "application/json", "bind",
                   "binding pod " + ns + "/" + pod + " to " + node);
     return j.ok() ? Status::OK() : j.status();

@@ -10,6 +10,7 @@
 
 #include "tephra/api/apps.h"
 #include "tephra/api/core_v1.h"
+#include "tephra/api/devices.h"
 #include "tephra/api/scheduling.h"
 #include "tephra/api/topology.h"
 #include "tephra/sched/resource.h"
@@ -30,7 +31,23 @@ sched::Resource ToResource(const api::ResourceList& list, sched::ResourceRegistr
 // The inverse, for Queue status.allocated (cpu as millicores "500m"/"2", memory in bytes).
 api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRegistry& reg);
 
-sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg);
+// `ascend_info`: the node's `mindx-dl-deviceinfo-<node>` report when there is one (card health); without it
+// the node's own annotations of the same keys are read (older Ascend device plugins).
+sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg,
+                           const api::AscendDeviceInfo* ascend_info = nullptr);
+
+// Device-level placement (docs/devices.md). A node's cards, from its Ascend capacity and `accelerator-type`
+// label, or from the Volcano vGPU device plugin's registration; empty when neither is there.
+sched::NodeDevices ToNodeDevices(const api::Node& node, const api::AscendDeviceInfo* ascend_info = nullptr);
+// What the pod asks of a node's cards: huawei.com/Ascend910 whole cards, or volcano.sh/vgpu-number shared
+// cards with vgpu-memory (MiB) and vgpu-cores (percent) each.
+sched::DeviceRequest ToDeviceRequest(const api::Pod& pod);
+// The cards a placed pod holds, from the annotations the binder wrote (the Ascend plugin's own record of the
+// cards it mounted, huawei.com/AscendReal, when present).
+std::vector<std::string> CardsOfPod(const api::Pod& pod);
+// The annotations the binder puts on the Binding of a decision with cards: the protocol of the device plugin
+// of the cards' kind. `now` stamps predicate-time (nanoseconds) and the vGPU times (seconds).
+std::map<std::string, std::string> DeviceBindAnnotations(const sched::BindDecision& d, sched::WallTime now);
 
 // Whether the pod is ours to schedule (its schedulerName is one of `names`).
 bool IsManaged(const api::Pod& pod, const std::set<std::string>& names);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -98,9 +99,11 @@ class Client {
   virtual Status Delete(const ResourceInfo& r, const std::string& ns, const std::string& name,
                         const DeleteOptions& opts = {}) = 0;
 
-  // POST pods/{name}/binding. 409 ("already assigned") -> kAborted with reason "Conflict".
+  // POST pods/{name}/binding. 409 ("already assigned") -> kAborted with reason "Conflict". `annotations` go on
+  // the Binding, and the API server merges them into the pod in the same write (device plugins read the
+  // cards the scheduler chose from them).
   virtual Status Bind(const std::string& ns, const std::string& pod, const std::string& pod_uid,
-                      const std::string& node) = 0;
+                      const std::string& node, const std::map<std::string, std::string>& annotations = {}) = 0;
   // POST pods/{name}/eviction (policy/v1beta1 on 1.20, policy/v1 where served).
   virtual Status Evict(const std::string& ns, const std::string& pod, const DeleteOptions& opts = {}) = 0;
 

@@ -27,7 +27,7 @@ struct BindDecision {
   std::vector<VolumeBinding> bind_volumes = {};
   // The cards the scheduler chose (devices.h): the binder writes them where the node's device plugin reads
   // them before it binds.
-  DeviceKind device_kind = DeviceKind::kNone;
+  DeviceRequest devices = {};
   std::vector<std::string> cards = {};
 };
 
