@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "tephra/api/devices.h"
 #include "tephra/nodesim/pod_plan.h"
 
 namespace tephra::nodesim {
@@ -51,6 +52,8 @@ NodeFaults ReadFaults(const json& node) {
       f.problem = std::string(kFailAnnotation) + ": \"" + v + "\" is not true or false; treated as false";
     }
   }
+  if (auto it = ann->find(std::string(api::kAscendUnhealthyKey)); it != ann->end() && it->is_string())
+    f.unhealthy_npus = static_cast<int>(api::SplitCardList(it->get<std::string>()).size());
   if (auto it = ann->find(kUnhealthyGpusAnnotation); it != ann->end() && it->is_string()) {
     const std::string v = it->get<std::string>();
     int n = 0, used = 0;
@@ -70,8 +73,9 @@ json BuildNodeStatus(const NodeSpec& n, const NodeFaults& f, core::Clock::WallTi
   for (const auto& [res, q] : n.group->capacity) {
     capacity[res] = q.ToString();
     core::Quantity a = q;
-    if (res == kGpuResource && f.unhealthy_gpus > 0) {
-      a = a - core::Quantity::FromUnits(f.unhealthy_gpus);
+    const int unhealthy = res == kGpuResource ? f.unhealthy_gpus : res == kNpuResource ? f.unhealthy_npus : 0;
+    if (unhealthy > 0) {
+      a = a - core::Quantity::FromUnits(unhealthy);
       if (a.Sign() < 0) a = core::Quantity::FromUnits(0);
     }
     allocatable[res] = a.ToString();

@@ -5,6 +5,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "tephra/api/devices.h"
 #include "tephra/kube/log.h"
 #include "tephra/kube/rate_limiter.h"
 
@@ -245,6 +246,9 @@ void Simulator::ObserveNode(const json& node, bool deleted) {
           }
         }
       }
+      int npus = 0;
+      if (auto c = st.spec->group->capacity.find(kNpuResource); c != st.spec->group->capacity.end()) npus = static_cast<int>(c->second.Value());
+      st.cards = ReadNodeCards(node, npus);
       NodeFaults f = ReadFaults(node);
       if (!f.problem.empty() && !(f == st.faults)) Warn("bad node fault annotation").Kv("node", name).Kv("problem", f.problem);
       if (!(f == st.faults)) {
@@ -274,6 +278,7 @@ bool Simulator::UpsertPod(const json& pod) {
     if (!inserted && rec.view.uid == v->uid && rv >= 0 && rec.rv >= 0 && rv < rec.rv) return true;
     rec.view = std::move(*v);
     rec.rv = rv;
+    rec.cards = ReadPodCards(pod);
   }
   if (started_) queue_->Add("p/" + key);
   return true;
@@ -415,6 +420,7 @@ void Simulator::HandlePod(const std::string& key) {
   const std::string qkey = "p/" + key;
   PodView view;
   std::string warned;
+  std::string refusal;
   bool delete_sent = false;
   PodPlanContext ctx;
   ctx.now = WallNow();
@@ -429,11 +435,24 @@ void Simulator::HandlePod(const std::string& key) {
     auto nit = node_state_.find(view.node_name);
     if (nit == node_state_.end()) return;
     ctx.host_ip = NodeInternalIp(nit->second.spec->index);
+    if (view.phase.empty() || view.phase == "Pending") {
+      if (view.deletion_timestamp.empty()) refusal = AdmitDevicesLocked(key);
+    }
     if (view.pod_ip.empty() && view.phase != "Running" && !view.Finished()) {
       ctx.pod_ip = PodIp(nit->second.spec->index, nit->second.next_pod_ip++);
     }
   }
   PodPlan plan = PlanPod(view, ctx);
+  if (!refusal.empty()) {
+    // What the kubelet does when a device plugin cannot allocate: the pod fails at admission.
+    plan = {};
+    plan.action = PodPlan::Action::kWriteStatus;
+    plan.new_phase = "Failed";
+    plan.status_patch = {{"metadata", {{"uid", view.uid}}},
+                         {"status", {{"phase", "Failed"}, {"reason", "UnexpectedAdmissionError"}, {"message", refusal}}}};
+    stats_.device_refusals++;
+    Warn("device plugin refused pod").Kv("pod", key).Kv("reason", refusal);
+  }
   if (!plan.problems.empty() && warned != view.uid) {
     ReportProblems(view, plan.problems);
     core::MutexLock l(mu_);
@@ -481,6 +500,33 @@ void Simulator::HandlePod(const std::string& key) {
     auto delay = std::chrono::duration_cast<kube::Duration>(*plan.next - ctx.now);
     queue_->AddAfter(qkey, delay);
   }
+}
+
+std::string Simulator::AdmitDevicesLocked(const std::string& key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return "";
+  PodRecord& rec = it->second;
+  if (rec.cards.requested <= 0 || rec.admitted_uid == rec.view.uid) return "";
+  auto nit = node_state_.find(rec.view.node_name);
+  if (nit == node_state_.end()) return "";
+  // Cards held on the node: pods the plugin admitted, and running ones (admitted before a restart). A pod
+  // scan, paid only by pods that ask for cards.
+  std::set<std::string> held;
+  for (const auto& [k, other] : pods_) {
+    if (k == key || other.view.node_name != rec.view.node_name || other.view.Finished() || other.cards.assigned.empty())
+      continue;
+    if (other.admitted_uid == other.view.uid || other.view.phase == "Running") held.insert(other.cards.assigned.begin(), other.cards.assigned.end());
+  }
+  // Until the node is observed, the plugin knows what nodesim registers: the group's cards and labels.
+  NodeCards cards = nit->second.cards;
+  const NodeSpec& spec = *nit->second.spec;
+  if (cards.npus == 0)
+    if (auto c = spec.group->capacity.find(kNpuResource); c != spec.group->capacity.end()) cards.npus = static_cast<int>(c->second.Value());
+  if (cards.accelerator_type.empty())
+    if (auto l = spec.labels.find(std::string(api::kAcceleratorTypeLabel)); l != spec.labels.end()) cards.accelerator_type = l->second;
+  std::string why = AdmitCards(cards, rec.cards, held);
+  if (why.empty()) rec.admitted_uid = rec.view.uid;
+  return why;
 }
 
 void Simulator::ReportProblems(const PodView& pod, const std::vector<std::string>& problems) {

@@ -305,3 +305,65 @@ TEST_F(SimulatorTest, RetriesTransientWriteFailures) {
 
 }  // namespace
 }  // namespace tephra::nodesim
+
+namespace tephra::nodesim {
+namespace {
+
+// The simulated Ascend device plugin: a pod bound with the cards the scheduler named runs; one whose cards
+// break the ring rule, are taken by a running pod, or are unhealthy fails at admission as a kubelet fails it.
+class DevicePluginLoopTest : public SimulatorTest {
+ protected:
+  void SetUp() override {
+    fake_ = std::make_shared<kube::testing::FakeClient>();
+    FlagValues f;
+    f.nodes = 1;
+    f.gpus = 0;
+    f.npus = 16;
+    f.labels = "accelerator-type=module-910b-16";
+    cfg_.groups.push_back(*GroupFromFlags(f));
+  }
+  void SeedNpuPod(const std::string& name, int cards, const std::string& assigned) {
+    json p = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "ns"}, {"uid", "uid-" + name},
+                            {"annotations", {{"huawei.com/Ascend910", assigned}}}}},
+              {"spec", {{"nodeName", "tephra-sim-0"},
+                        {"containers", {{{"name", "a"}, {"image", "img"},
+                                         {"resources", {{"limits", {{"huawei.com/Ascend910", std::to_string(cards)}}}}}}}}}},
+              {"status", {{"phase", "Pending"}}}};
+    fake_->Seed(Simulator::PodResource(), p);
+  }
+  std::string Reason(const json& pod) { return pod.is_object() ? pod["status"].value("reason", "") : ""; }
+  std::string Message(const json& pod) { return pod.is_object() ? pod["status"].value("message", "") : ""; }
+};
+
+TEST_F(DevicePluginLoopTest, MountsGoodCardsAndRefusesBadOnes) {
+  SeedNpuPod("ring", 4, "Ascend910-0,Ascend910-1,Ascend910-2,Ascend910-3");
+  SeedNpuPod("straddle", 2, "Ascend910-7,Ascend910-8");
+  StartSim();
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("ring")) == "Running"; })) << Pod("ring").dump();
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("straddle")) == "Failed"; }));
+  EXPECT_EQ(Reason(Pod("straddle")), "UnexpectedAdmissionError");
+  EXPECT_THAT(Message(Pod("straddle")), ::testing::HasSubstr("inside one HCCS ring of 8"));
+  // A card the running pod holds cannot be mounted again.
+  SeedNpuPod("taken", 1, "Ascend910-3");
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("taken")) == "Failed"; }));
+  EXPECT_THAT(Message(Pod("taken")), ::testing::HasSubstr("Ascend910-3 is in use by another pod"));
+  // The device plugin reports a card unhealthy: allocatable drops, and the card is refused.
+  auto node = Node("tephra-sim-0");
+  node["metadata"]["annotations"]["huawei.com/Ascend910-Unhealthy"] = "Ascend910-9";
+  ASSERT_TRUE(fake_->Update(Simulator::NodeResource(), "", node).ok());
+  ASSERT_TRUE(PollUntil([&] {
+    json n = Node("tephra-sim-0");
+    return n.is_object() && n["status"]["allocatable"].value("huawei.com/Ascend910", "") == "15";
+  }));
+  SeedNpuPod("sick", 1, "Ascend910-9");
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("sick")) == "Failed"; }));
+  EXPECT_THAT(Message(Pod("sick")), ::testing::HasSubstr("Ascend910-9 is unhealthy"));
+  SeedNpuPod("fine", 1, "Ascend910-10");
+  ASSERT_TRUE(PollUntil([&] { return Phase(Pod("fine")) == "Running"; }));
+  EXPECT_EQ(sim_->stats().device_refusals.load(), 3);
+}
+
+}  // namespace
+}  // namespace tephra::nodesim

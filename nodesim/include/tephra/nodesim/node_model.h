@@ -5,6 +5,8 @@
 // Fault annotations on the Node (set and cleared with `kubectl annotate node ...`):
 //   tephra.io/sim-fail=true          Ready=False and the Lease is no longer renewed; pods are left as they are.
 //   tephra.io/sim-unhealthy-gpus=N   allocatable nvidia.com/gpu = capacity - N (at least 0).
+//   huawei.com/Ascend910-Unhealthy=Ascend910-3,...   (the Ascend device plugin's own report) allocatable
+//                                    huawei.com/Ascend910 = capacity - the cards listed.
 // Removing an annotation heals the node.
 #pragma once
 
@@ -34,9 +36,10 @@ std::string PodIp(int index, uint32_t k);
 struct NodeFaults {
   bool fail = false;
   int unhealthy_gpus = 0;
+  int unhealthy_npus = 0;
   std::string problem;  // an unreadable annotation value, for the log ("" when fine)
   friend bool operator==(const NodeFaults& a, const NodeFaults& b) {
-    return a.fail == b.fail && a.unhealthy_gpus == b.unhealthy_gpus;
+    return a.fail == b.fail && a.unhealthy_gpus == b.unhealthy_gpus && a.unhealthy_npus == b.unhealthy_npus;
   }
 };
 // Reads the fault annotations from a Node object's metadata.annotations.

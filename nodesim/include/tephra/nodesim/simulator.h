@@ -30,6 +30,7 @@
 #include "tephra/kube/informer.h"
 #include "tephra/kube/workqueue.h"
 #include "tephra/nodesim/config.h"
+#include "tephra/nodesim/device_plugin.h"
 #include "tephra/nodesim/node_model.h"
 #include "tephra/nodesim/pod_plan.h"
 
@@ -64,6 +65,7 @@ struct SimulatorStats {
   std::atomic<int64_t> deletes_confirmed_after_finish{0};  // finished pods given a deletionTimestamp
   std::atomic<int64_t> events{0};
   std::atomic<int64_t> write_errors{0};
+  std::atomic<int64_t> device_refusals{0};  // pods the simulated device plugin refused (UnexpectedAdmissionError)
 };
 
 class Simulator {
@@ -100,6 +102,7 @@ class Simulator {
     bool ready_on_server = false;  // the last observed object had Ready=True
     NodeFaults faults;
     uint32_t next_pod_ip = 0;
+    NodeCards cards;  // what the simulated device plugin knows (device_plugin.h)
   };
   struct PodRecord {
     PodView view;
@@ -108,6 +111,8 @@ class Simulator {
     // Our grace-0 delete of this pod uid was accepted. A finalizer can keep the pod (and its events) coming;
     // deleting it again would change nothing.
     std::string deleted_uid;
+    PodCards cards;              // its Ascend request and the cards the scheduler named
+    std::string admitted_uid;    // the device plugin mounted this pod uid's cards (they are held)
   };
   class PodSink;
   class NodeSink;
@@ -118,6 +123,9 @@ class Simulator {
   void HandleLease(const std::string& name) TEPHRA_EXCLUDES(mu_);
   void HandlePod(const std::string& key) TEPHRA_EXCLUDES(mu_);
   bool DeletePodNow(const std::string& key, const std::string& uid, const std::string& retry_key);
+  // The device plugin's admission of a pending pod that asks for cards: "" when its cards can be mounted
+  // (they are then held), else the refusal. Called with mu_ held.
+  std::string AdmitDevicesLocked(const std::string& key) TEPHRA_REQUIRES(mu_);
   // Upserts a pod from the API (watch/list/write response); returns true if it is ours.
   bool UpsertPod(const json& pod) TEPHRA_EXCLUDES(mu_);
   void ReportProblems(const PodView& pod, const std::vector<std::string>& problems);

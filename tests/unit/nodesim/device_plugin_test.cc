@@ -1,0 +1,68 @@
+// The simulated Ascend device plugin's admission: each reason a real plugin could not mount the cards the
+// scheduler named, and each product's ring rule, checked on card indices.
+#include "tephra/nodesim/device_plugin.h"
+
+#include <gtest/gtest.h>
+
+namespace tephra::nodesim {
+namespace {
+
+PodCards Pod(int64_t requested, std::vector<std::string> cards) {
+  return {.requested = requested, .assigned = std::move(cards), .annotated = true};
+}
+std::vector<std::string> Cards(std::initializer_list<int> idx) {
+  std::vector<std::string> out;
+  for (int i : idx) out.push_back("Ascend910-" + std::to_string(i));
+  return out;
+}
+
+TEST(DevicePlugin, ReadsTheNodeAndThePod) {
+  json node = {{"metadata", {{"labels", {{"accelerator-type", "module-910b-16"}}},
+                             {"annotations", {{"huawei.com/Ascend910-Unhealthy", "Ascend910-2,Ascend910-3"}}}}}};
+  NodeCards n = ReadNodeCards(node, 16);
+  EXPECT_EQ(n.accelerator_type, "module-910b-16");
+  EXPECT_EQ(n.unhealthy, (std::set<std::string>{"Ascend910-2", "Ascend910-3"}));
+  json pod = {{"metadata", {{"annotations", {{"huawei.com/Ascend910", "Ascend910-0,Ascend910-1"}}}}},
+              {"spec", {{"containers", {{{"resources", {{"limits", {{"huawei.com/Ascend910", "1"}}}}}},
+                                        {{"resources", {{"requests", {{"huawei.com/Ascend910", "1"}}}}}}}}}}};
+  PodCards p = ReadPodCards(pod);
+  EXPECT_EQ(p.requested, 2);
+  EXPECT_TRUE(p.annotated);
+  EXPECT_EQ(p.assigned, Cards({0, 1}));
+  EXPECT_FALSE(ReadPodCards(json::object()).annotated);
+}
+
+TEST(DevicePlugin, RefusesWhatAPluginCouldNotMount) {
+  NodeCards n{.accelerator_type = "module-910b-8", .npus = 8, .unhealthy = {"Ascend910-5"}};
+  EXPECT_EQ(AdmitCards(n, {.requested = 0}, {}), "");
+  EXPECT_NE(AdmitCards(n, {.requested = 1}, {}).find("no huawei.com/Ascend910 annotation"), std::string::npos);
+  EXPECT_NE(AdmitCards(n, Pod(2, Cards({0})), {}).find("names 1 cards, the pod requests 2"), std::string::npos);
+  EXPECT_NE(AdmitCards(n, Pod(1, Cards({8})), {}).find("Ascend910-8 is not on this node"), std::string::npos);
+  EXPECT_NE(AdmitCards(n, Pod(1, {"GPU-0"}), {}).find("GPU-0 is not on this node"), std::string::npos);
+  EXPECT_NE(AdmitCards(n, Pod(2, Cards({1, 1})), {}).find("named twice"), std::string::npos);
+  EXPECT_NE(AdmitCards(n, Pod(1, Cards({5})), {}).find("Ascend910-5 is unhealthy"), std::string::npos);
+  EXPECT_NE(AdmitCards(n, Pod(1, Cards({4})), {"Ascend910-4"}).find("in use by another pod"), std::string::npos);
+  EXPECT_EQ(AdmitCards(n, Pod(3, Cards({0, 4, 7})), {"Ascend910-1"}), "");  // full mesh: any cards
+  EXPECT_EQ(AdmitCards(n, Pod(1, Cards({0})), {}).rfind("Allocate failed", 0), std::string::npos);
+}
+
+TEST(DevicePlugin, RingRulesPerProduct) {
+  NodeCards a{.accelerator_type = "module", .npus = 8};
+  EXPECT_EQ(AdmitCards(a, Pod(4, Cards({4, 5, 6, 7})), {}), "");
+  EXPECT_EQ(AdmitCards(a, Pod(8, Cards({0, 1, 2, 3, 4, 5, 6, 7})), {}), "");
+  EXPECT_NE(AdmitCards(a, Pod(2, Cards({3, 4})), {}).find("break the ring rule"), std::string::npos);
+  EXPECT_NE(AdmitCards(a, Pod(3, Cards({0, 1, 2})), {}).find("1, 2 or 4 cards"), std::string::npos);
+  NodeCards b{.accelerator_type = "module-910b-16", .npus = 16};
+  EXPECT_EQ(AdmitCards(b, Pod(8, Cards({8, 9, 10, 11, 12, 13, 14, 15})), {}), "");
+  EXPECT_NE(AdmitCards(b, Pod(8, Cards({4, 5, 6, 7, 8, 9, 10, 11})), {}).find("inside one HCCS ring of 8"), std::string::npos);
+  EXPECT_EQ(AdmitCards(b, Pod(10, Cards({0, 8, 1, 9, 2, 10, 3, 11, 4, 12})), {}), "");
+  EXPECT_NE(AdmitCards(b, Pod(10, Cards({0, 1, 2, 3, 4, 5, 6, 7, 8, 9})), {}).find("pairs (i, i+8)"), std::string::npos);
+  EXPECT_NE(AdmitCards(b, Pod(9, Cards({0, 8, 1, 9, 2, 10, 3, 11, 4})), {}).find("even number"), std::string::npos);
+  NodeCards c{.accelerator_type = "module-a3-16", .npus = 16};
+  EXPECT_EQ(AdmitCards(c, Pod(1, Cards({7})), {}), "");
+  EXPECT_EQ(AdmitCards(c, Pod(4, Cards({2, 3, 6, 7})), {}), "");
+  EXPECT_NE(AdmitCards(c, Pod(2, Cards({1, 2})), {}).find("HiAM pairs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tephra::nodesim
