@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# e2e for device-level placement of Ascend NPUs (docs/devices.md; run by run-with-cluster.sh: KUBECONFIG,
+# KUBECTL, TEPHRA_BIN, TEPHRA_SOURCE_DIR). 8 nodesim nodes of type module-910b-16 (16 cards in two HCCS rings
+# of 8). nodesim plays the Ascend device plugin: a pod whose `huawei.com/Ascend910` annotation names cards
+# that are missing, taken, unhealthy or against the ring rule fails with UnexpectedAdmissionError, so a pod
+# that runs proves the scheduler's choice is one a real device plugin would honour.
+#  1. an 8-card pod runs on 8 cards inside one ring;
+#  2. a 9-card pod stays Pending, and its PodGroup names the ring rule;
+#  3. a gang of 16 pods of 8 cards runs on 128 distinct cards, each pod inside one ring;
+#  4. a card the device plugin reports unhealthy is never assigned: with only one node schedulable, 15
+#     one-card pods run on its 15 healthy cards, and a 16th stays Pending.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/common.sh
+source "$HERE/../lib/common.sh"
+: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
+LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
+trap 'stop_roles' EXIT
+k() { "$KUBECTL" --request-timeout 20s "$@"; }
+
+k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
+k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 8 --name-prefix npu- --cpu 64 \
+  --memory 256Gi --gpus 0 --npus 16 --labels accelerator-type=module-910b-16 || fail "tephra nodesim did not start"
+node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
+wait_until "8 nodes registered" 90 node_count 8 || fail "nodesim did not register 8 nodes"
+k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
+k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true  # see scheduler_test.sh
+HEALTH_PORT=$(free_port)
+start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false --listen-address 0 \
+  --health-addr "127.0.0.1:$HEALTH_PORT" || fail "tephra scheduler did not start"
+wait_until "scheduler /readyz" 60 curl -fsS "http://127.0.0.1:$HEALTH_PORT/readyz" || fail "scheduler never ready"
+have_default() { k get queue default; }
+wait_until "default queue" 30 have_default || fail "scheduler did not create the default queue"
+
+podgroup() {  # podgroup <name> <minMember>
+  printf '%s\n' "apiVersion: scheduling.volcano.sh/v1beta1" "kind: PodGroup" \
+    "metadata: {name: $1, namespace: default}" "spec: {minMember: $2, queue: default}" "---"
+}
+npu_pod() {  # npu_pod <name> <group> <cards>
+  printf '%s\n' "apiVersion: v1" "kind: Pod" \
+    "metadata:" "  name: $1" "  namespace: default" "  labels: {e2e-group: $2}" \
+    "  annotations: {scheduling.k8s.io/group-name: $2}" \
+    "spec:" "  schedulerName: volcano" "  restartPolicy: Never" "  terminationGracePeriodSeconds: 1" \
+    "  containers:" "  - name: main" "    image: busybox" \
+    "    resources:" "      requests: {cpu: \"1\", huawei.com/Ascend910: \"$3\"}" \
+    "      limits: {cpu: \"1\", huawei.com/Ascend910: \"$3\"}" "---"
+}
+# "<node> <cards>" per pod of a group, for pods the device plugin admitted (Running).
+placements() {
+  k get pods -l "e2e-group=$1" --field-selector status.phase=Running \
+    -o jsonpath='{range .items[*]}{.spec.nodeName}{" "}{.metadata.annotations.huawei\.com/Ascend910}{"\n"}{end}'
+}
+running_count() { placements "$1" | grep -c . || true; }
+refused() {  # pods of a group the device plugin refused, with the reason
+  k get pods -l "e2e-group=$1" --field-selector status.phase=Failed \
+    -o jsonpath='{range .items[*]}{.metadata.name}{": "}{.status.message}{"\n"}{end}'
+}
+# Fails unless every pod's cards lie inside one ring of 8 (all indices < 8, or all >= 8).
+check_rings() {
+  local node cards
+  while read -r node cards; do
+    [ -n "$node" ] || continue
+    echo "$cards" | tr ',' '\n' | sed 's/Ascend910-//' |
+      awk -v n="$node" -v c="$cards" '{r[int($1/8)]=1} END {if (length(r) != 1) {print "straddles the rings: " n " " c; exit 1}}' ||
+      fail "$1: a pod's cards straddle the rings"
+  done < <(placements "$1")
+}
+
+# ------------------------------------------------------------------------- 1. 8 cards inside one ring
+{ podgroup one 1; npu_pod one-0 one 8; } | k create -f - >/dev/null
+one_running() { [ "$(running_count one)" -eq 1 ]; }
+wait_until "the 8-card pod running" 90 one_running || fail "one: not running; refused: $(refused one)"
+check_rings one
+note "1. one: $(placements one)"
+
+# --------------------------------------------------------------- 2. 9 cards: Pending, with the ring rule
+{ podgroup odd 1; npu_pod odd-0 odd 9; } | k create -f - >/dev/null
+reason() { k get podgroup odd -o jsonpath='{range .status.conditions[*]}{.message}{"\n"}{end}'; }
+has_reason() { reason | grep -q "ring rule"; }
+wait_until "odd's PodGroup names the ring rule" 60 has_reason || fail "odd: conditions: $(reason | tr '\n' ' ')"
+wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
+[ -z "$(k get pod odd-0 -o jsonpath='{.spec.nodeName}')" ] || fail "the 9-card pod was bound"
+note "2. odd: Pending; $(reason | grep "ring rule" | head -1)"
+
+# --------------------------------------------- 3. 16 pods of 8 cards: 128 distinct cards, one ring each
+k delete pods --all --wait=true --timeout 60s >/dev/null
+{ podgroup train 16; for i in $(seq 0 15); do npu_pod "train-$i" train 8; done; } | k create -f - >/dev/null
+train_running() { [ "$(running_count train)" -eq 16 ]; }
+wait_until "16 train pods running" 120 train_running ||
+  fail "train: $(running_count train)/16 running; refused: $(refused train)"
+check_rings train
+distinct=$(placements train | awk '{n=split($2, c, ","); for (i=1; i<=n; i++) print $1 "/" c[i]}' | sort -u | wc -l)
+[ "$distinct" -eq 128 ] || fail "train: $distinct distinct cards, want 128"
+note "3. train: 16/16 running on $distinct distinct cards, each pod inside one ring"
+
+# ------------------------------------------------------------ 4. an unhealthy card is never assigned
+k delete pods --all --wait=true --timeout 60s >/dev/null
+for n in $(k get nodes -o name | grep -v '/npu-0$'); do k cordon "${n#node/}" >/dev/null; done
+k annotate node npu-0 huawei.com/Ascend910-Unhealthy=Ascend910-3 >/dev/null
+npu_allocatable() { [ "$(k get node npu-0 -o jsonpath='{.status.allocatable.huawei\.com/Ascend910}')" = "15" ]; }
+wait_until "npu-0 reports 15 allocatable cards" 60 npu_allocatable || fail "nodesim did not lower allocatable"
+{ podgroup ones 15; for i in $(seq 0 14); do npu_pod "ones-$i" ones 1; done; } | k create -f - >/dev/null
+ones_running() { [ "$(running_count ones)" -eq 15 ]; }
+wait_until "15 one-card pods running" 90 ones_running || fail "ones: $(running_count ones)/15 running; refused: $(refused ones)"
+if placements ones | grep -q 'Ascend910-3$'; then fail "ones: the unhealthy card Ascend910-3 was assigned"; fi
+{ podgroup last 1; npu_pod last-0 last 1; } | k create -f - >/dev/null
+wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
+[ -z "$(k get pod last-0 -o jsonpath='{.spec.nodeName}')" ] || fail "a 16th card was assigned on a node with 15 healthy"
+note "4. ones: 15/15 running, none on the unhealthy Ascend910-3; a 16th pod stays Pending"
+echo "PASS"
