@@ -51,6 +51,7 @@ void RegisterScheduler(CLI::App& root, int* exit_code);
 void RegisterWebhook(CLI::App& root, int* exit_code);
 void RegisterNodesim(CLI::App& root, int* exit_code);
 void RegisterCtl(CLI::App& root, int* exit_code);
+void RegisterSimulate(CLI::App& root, int* exit_code);
 void RegisterVersion(CLI::App& root, int* exit_code);
 
 // The binary invoked as `vcctl` (a symlink): the ctl command tree at the top level.

@@ -1,4 +1,4 @@
-// tephra: one binary, several roles (controller, scheduler, webhook, nodesim, ctl, version).
+// tephra: one binary, several roles (controller, scheduler, webhook, nodesim, ctl, simulate, version).
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
   tephra::cmd::RegisterWebhook(app, &exit_code);
   tephra::cmd::RegisterNodesim(app, &exit_code);
   tephra::cmd::RegisterCtl(app, &exit_code);
+  tephra::cmd::RegisterSimulate(app, &exit_code);
   tephra::cmd::RegisterVersion(app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -26,6 +26,7 @@ Made NewOvercommit(const PluginOption& o);
 Made NewPredicates(const PluginOption& o);
 Made NewNodeOrder(const PluginOption& o);
 Made NewBinpack(const PluginOption& o);
+Made NewFgd(const PluginOption& o);
 Made NewTaskTopology(const PluginOption& o);
 Made NewNetworkTopologyAware(const PluginOption& o);
 

@@ -50,6 +50,7 @@ constexpr const char* kPodAffinityReason = "node(s) didn't match pod affinity ru
 // Device-level placement (devices.h).
 constexpr const char* kCardCountReason = "node(s) cannot give one pod this many cards under their ring rule";
 constexpr const char* kCardFitReason = "node(s) didn't have free healthy cards that fit the pod's device request";
+constexpr const char* kNoSharedCardsReason = "node(s) had no shareable cards (no vGPU device plugin registered)";
 // kube-scheduler's PodTopologySpread reasons.
 constexpr const char* kSpreadReason = "node(s) didn't match pod topology spread constraints";
 constexpr const char* kSpreadLabelReason = "node(s) didn't match pod topology spread constraints (missing required label)";
@@ -125,6 +126,8 @@ class PredicatesPlugin final : public Plugin {
   Fit DynamicPredicate(const Session& ssn, const TaskInfo& t, const NodeInfo& n) const override {
     // Cards first: a node whose modelled cards cannot serve the pod (ring rule, health, shares) is out
     // whatever else holds (docs/devices.md). A node without a card model is judged on counts alone.
+    // Shared cards exist only where a device plugin registered them; whole cards elsewhere are counted.
+    if (t.devices.shared > 0 && n.devices.cards.empty()) return Fit::No(kNoSharedCardsReason);
     if (!t.devices.empty() && !n.devices.cards.empty()) {
       if (!CheckWholeCount(n.devices.topology, static_cast<int>(n.devices.cards.size()), t.devices.whole).ok())
         return Fit::No(kCardCountReason, "accelerator-type", n.devices.model);

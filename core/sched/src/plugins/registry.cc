@@ -28,6 +28,7 @@ PluginRegistry PluginRegistry::Builtin() {
   add("predicates", plugins::NewPredicates);
   add("nodeorder", plugins::NewNodeOrder);
   add("binpack", plugins::NewBinpack);
+  add("fgd", plugins::NewFgd);
   add("task-topology", plugins::NewTaskTopology);
   add("network-topology-aware", plugins::NewNetworkTopologyAware);
   return r;

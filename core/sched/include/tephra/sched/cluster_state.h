@@ -145,6 +145,11 @@ class ClusterState {
   const std::string* AssumedVolume(const std::string& claim_key) const;
   size_t node_count() const { return node_index_.size(); }
   size_t task_count() const { return tasks_.size(); }
+  // Every task, in no particular order (the fgd plugin's request mix).
+  template <typename Fn>
+  void ForEachTask(Fn&& fn) const {
+    for (const auto& [uid, t] : tasks_) fn(*t);
+  }
   // Deterministic (name-ordered) iteration.
   void ForEachJob(const std::function<void(const JobInfo&)>& fn) const;
   void ForEachQueue(const std::function<void(const QueueInfo&)>& fn) const;
