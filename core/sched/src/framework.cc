@@ -297,6 +297,14 @@ double Session::NodeScore(const TaskInfo& t, const NodeInfo& n) const {
   return s;
 }
 
+std::optional<std::vector<int>> Session::ChooseCards(const TaskInfo& t, const NodeInfo& n) const {
+  if (t.devices.empty() || n.devices.cards.empty()) return std::nullopt;
+  TEPHRA_HOOKS(kHookNodeOrder);
+  for (const auto& x : list)
+    if (auto c = x.plugin->ChooseCards(*this, t, n)) return c;
+  return std::nullopt;
+}
+
 bool Session::JobDependentScore(const JobInfo& job) const {
   TEPHRA_HOOKS(kHookNodeOrder);
   for (const auto& x : list)

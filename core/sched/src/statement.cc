@@ -22,7 +22,7 @@ void Statement::NoteJobVersion(const TaskInfo& t, Entry& e) {
 
 Statement::~Statement() { Discard(); }
 
-Status Statement::Allocate(const std::string& uid, const std::string& node) {
+Status Statement::Allocate(const std::string& uid, const std::string& node, const std::vector<int>* cards) {
   TaskInfo* t = state_->MutableTask({}, uid);
   if (!t || t->status != TaskStatus::kPending) return Status(StatusCode::kFailedPrecondition, "task not pending: " + uid);
   const NodeInfo* n = state_->FindNode(node);
@@ -42,12 +42,14 @@ Status Statement::Allocate(const std::string& uid, const std::string& node) {
     }
   }
   if (!t->devices.empty() && !n->devices.cards.empty() && t->cards.empty()) {
-    auto chosen = ChooseCards(n->devices, t->devices, state_->share_policy());
+    core::StatusOr<std::vector<int>> chosen =
+        cards ? core::StatusOr<std::vector<int>>(*cards) : ChooseCards(n->devices, t->devices, state_->share_policy());
     if (!chosen.ok()) {
       for (const auto& v : e.assumed_volumes) state_->ForgetVolume({}, v);
       return Status(StatusCode::kFailedPrecondition, "cards for " + uid + " on " + node + ": " + chosen.status().message());
     }
-    for (int p : *chosen) t->cards.push_back(n->devices.cards[static_cast<size_t>(p)].id);
+    for (int p : *chosen)
+      if (p >= 0 && static_cast<size_t>(p) < n->devices.cards.size()) t->cards.push_back(n->devices.cards[static_cast<size_t>(p)].id);
     e.chose_cards = true;
   }
   NoteJobVersion(*t, e);

@@ -179,6 +179,13 @@ class Allocator {
   // or topology spread keeps every node that fits it: a placement on one node can open all the nodes of its
   // domain (or, for spread, of every other domain, when it lifts the minimum), which the heap would never
   // revisit, so its dynamic predicates are checked when a node comes up (PlaceTasks).
+  // Statement::Allocate with the cards a node-order plugin prefers for the task there, if one has a rule.
+  Status AllocateOn(Statement& stmt, const TaskInfo& t, int slot) {
+    const NodeInfo& n = st_.NodeAt(slot);
+    if (auto cards = ssn_.ChooseCards(t, n)) return stmt.Allocate(t.uid, n.name, &*cards);
+    return stmt.Allocate(t.uid, n.name);
+  }
+
   std::optional<double> Evaluate(const TaskInfo& t, const NodeInfo& n) const {
     if (!t.request.FitsIn(n.Idle())) return std::nullopt;
     if (t.pod_affinity.empty() && t.spread.empty() && !ssn_.DynamicFit(t, n).ok()) return std::nullopt;
@@ -279,7 +286,7 @@ class Allocator {
           continue;
         }
         if (Status s = pipelined ? stmt.Pipeline(t->uid, st_.NodeAt(placed_slot).name)
-                                 : stmt.Allocate(t->uid, st_.NodeAt(placed_slot).name);
+                                 : AllocateOn(stmt, *t, placed_slot);
             !s.ok()) {
           unplaced.push_back(t);
           continue;
@@ -334,7 +341,7 @@ class Allocator {
         continue;
       }
       const std::string& node = st_.NodeAt(placed_slot).name;
-      Status s = pipelined ? stmt.Pipeline(t->uid, node) : stmt.Allocate(t->uid, node);
+      Status s = pipelined ? stmt.Pipeline(t->uid, node) : AllocateOn(stmt, *t, placed_slot);
       if (!s.ok()) {
         unplaced.push_back(t);
         continue;

@@ -72,23 +72,59 @@ class FgdPlugin final : public Plugin {
   }
 
   double NodeScore(const Session&, const TaskInfo& t, const NodeInfo& n) const override {
-    if (n.devices.cards.empty() || mix_.empty()) return 0;
-    FreeMilli(n.devices, &before_);
-    const int64_t cpu_idle = n.Idle().Get(kCpu);
-    const double frag_before = Frag(n, before_, cpu_idle);
-    after_ = before_;
-    if (!t.devices.empty()) {
-      auto chosen = ChooseCards(n.devices, t.devices);
-      if (!chosen.ok()) return 0;
-      for (int p : *chosen) after_[static_cast<size_t>(p)] -= t.devices.whole > 0 ? 1000 : t.devices.cores;
-    }
-    const double frag_after = Frag(n, after_, cpu_idle - t.request.Get(kCpu));
+    // A node without cards has no GPU to fragment: no change, the sigmoid's middle (a 0 here would send
+    // every CPU-only pod to the GPU nodes, the worst place for it).
+    if (n.devices.cards.empty() || mix_.empty()) return weight_ * 50;
+    std::optional<double> delta = Best(t, n, nullptr);
+    if (!delta) return 0;
     // The paper's squashing: a change of one whole card of fragmentation moves the score most.
-    const double delta = (frag_before - frag_after) / 1000;
-    return weight_ * 100 / (1 + std::exp(-delta));
+    return weight_ * 100 / (1 + std::exp(-*delta / 1000));
+  }
+
+  // A share of one card goes to the card where it adds the least fragmentation (the paper's GPU choice);
+  // whole cards keep ChooseCards' topology rules.
+  std::optional<std::vector<int>> ChooseCards(const Session&, const TaskInfo& t, const NodeInfo& n) const override {
+    if (mix_.empty() || t.devices.shared != 1) return std::nullopt;
+    int card = -1;
+    if (!Best(t, n, &card) || card < 0) return std::nullopt;
+    return std::vector<int>{card};
   }
 
  private:
+  // Fragmentation before minus after placing `t` on `n` (higher is better), with the card a single share
+  // should take in *card; nullopt when the cards cannot serve it.
+  std::optional<double> Best(const TaskInfo& t, const NodeInfo& n, int* card) const {
+    FreeMilli(n.devices, &before_);
+    const int64_t cpu_idle = n.Idle().Get(kCpu);
+    const int64_t cpu_after = cpu_idle - t.request.Get(kCpu);
+    const double frag_before = Frag(n, before_, cpu_idle);
+    if (t.devices.shared == 1) {
+      std::optional<double> best;
+      for (size_t i = 0; i < n.devices.cards.size(); ++i) {
+        const Card& c = n.devices.cards[i];
+        if (!c.Healthy() || c.owners > 0 || c.sharers >= c.max_sharers || before_[i] < t.devices.cores) continue;
+        if (t.devices.memory > 0 && c.memory - c.used_memory < t.devices.memory) continue;
+        after_ = before_;
+        after_[i] -= t.devices.cores;
+        const double delta = frag_before - Frag(n, after_, cpu_after);
+        // Ties go to the fuller card (best fit), then the lower index.
+        if (!best || delta > *best + 1e-9 ||
+            (std::abs(delta - *best) <= 1e-9 && card && *card >= 0 && before_[i] < before_[static_cast<size_t>(*card)])) {
+          best = delta;
+          if (card) *card = static_cast<int>(i);
+        }
+      }
+      return best;
+    }
+    after_ = before_;
+    if (!t.devices.empty()) {
+      auto chosen = sched::ChooseCards(n.devices, t.devices);
+      if (!chosen.ok()) return std::nullopt;
+      for (int p : *chosen) after_[static_cast<size_t>(p)] -= t.devices.whole > 0 ? 1000 : t.devices.cores;
+    }
+    return frag_before - Frag(n, after_, cpu_after);
+  }
+
   // Sum over the mix of the free GPU a request of that kind could not use on this node.
   double Frag(const NodeInfo& n, const std::vector<int64_t>& free, int64_t cpu_idle) const {
     int64_t total = 0;

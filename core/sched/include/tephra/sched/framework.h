@@ -124,6 +124,12 @@ class Plugin {
   // heaps instead of rescoring every node for every task (topology preferences that span several nodes
   // are expressed through HyperNodeOrder instead).
   virtual double NodeScore(const Session&, const TaskInfo&, const NodeInfo&) const { return 0; }
+  // Which of the node's cards a task that asks for cards gets there (positions in n.devices.cards), when
+  // this plugin has a better rule than devices.h ChooseCards; nullopt leaves the choice to the next plugin
+  // and, at the end, to ChooseCards. Only node-order plugins are asked (the choice is part of the score).
+  virtual std::optional<std::vector<int>> ChooseCards(const Session&, const TaskInfo&, const NodeInfo&) const {
+    return std::nullopt;
+  }
   // True when NodeScore for this job's tasks depends on the job itself (e.g. task-topology annotations):
   // such jobs get private score heaps instead of the per-shape heaps shared across jobs.
   virtual bool JobDependentScore(const Session&, const JobInfo&) const { return false; }
@@ -243,6 +249,8 @@ class Session {
   std::string StaticPredicate(const TaskInfo& t, const NodeInfo& n) const { return StaticFit(t, n).Text(); }
   std::string DynamicPredicate(const TaskInfo& t, const NodeInfo& n) const { return DynamicFit(t, n).Text(); }
   double NodeScore(const TaskInfo& t, const NodeInfo& n) const;
+  // The first node-order plugin's card choice for `t` on `n`, or nullopt (Statement then uses ChooseCards).
+  std::optional<std::vector<int>> ChooseCards(const TaskInfo& t, const NodeInfo& n) const;
   bool JobDependentScore(const JobInfo& job) const;
   bool BatchScored(const TaskInfo& t) const;
   void BatchNodeScore(const TaskInfo& t, std::span<const int> slots, std::span<double> scores) const;

@@ -51,7 +51,8 @@ class Statement {
   // WaitForFirstConsumer claim of the task has no volume there (ClusterState::ChooseVolumes), or the task asks
   // for cards the node's modelled devices cannot give (devices.h ChooseCards); the volumes and cards chosen
   // are held for the task until the statement is undone or the binds come back.
-  core::Status Allocate(const std::string& task_uid, const std::string& node);
+  // `cards`: positions in the node's cards chosen by a plugin (Session::ChooseCards); nullptr = ChooseCards.
+  core::Status Allocate(const std::string& task_uid, const std::string& node, const std::vector<int>* cards = nullptr);
   // Pending task -> kPipelined on `node` (counts against the node's future idle).
   core::Status Pipeline(const std::string& task_uid, const std::string& node);
   // Occupying task -> kReleasing.
