@@ -102,6 +102,25 @@ void CompactPod(json* j) {
   }
 }
 
+// kube-system ConfigMaps are read for the Ascend device plugins' card reports only: every other one is cut to
+// its key, and a report keeps nothing but its DeviceInfoCfg.
+void CompactDeviceInfo(json* j) {
+  if (!j->is_object()) return;
+  json keep = json::object();
+  if (auto m = j->find("metadata"); m != j->end() && m->is_object()) {
+    json meta = json::object();
+    for (const char* k : {"name", "namespace", "uid", "resourceVersion"})
+      if (m->contains(k)) meta[k] = (*m)[k];
+    keep["metadata"] = std::move(meta);
+  }
+  const std::string name = keep.contains("metadata") ? keep["metadata"].value("name", "") : "";
+  if (name.starts_with(api::kAscendDeviceInfoPrefix))
+    if (auto d = j->find("data"); d != j->end() && d->is_object())
+      if (auto cfg = d->find(std::string(api::kAscendDeviceInfoKey)); cfg != d->end())
+        keep["data"] = {{std::string(api::kAscendDeviceInfoKey), *cfg}};
+  *j = std::move(keep);
+}
+
 // Services and workload controllers are read for their selectors only (system-default topology spread):
 // metadata is cut to the key, and everything but the selector goes.
 void CompactSelectorSource(json* j) {
@@ -349,6 +368,8 @@ class SchedulerProcess::Impl {
 
   core::Mutex conv_mu_;
   sched::ResourceRegistry conv_reg_ TEPHRA_GUARDED_BY(conv_mu_);
+  // Card health per node from the Ascend device plugins' `mindx-dl-deviceinfo-<node>` ConfigMaps.
+  std::map<std::string, api::AscendDeviceInfo> ascend_info_ TEPHRA_GUARDED_BY(conv_mu_);
 
   core::Mutex inbox_mu_;
   core::CondVar inbox_cv_;
@@ -397,6 +418,7 @@ class SchedulerProcess::Impl {
   std::shared_ptr<kube::Informer<api::PersistentVolume>> volumes_;
   std::shared_ptr<kube::Informer<api::StorageClass>> storage_classes_;
   std::shared_ptr<kube::Informer<api::CSINode>> csi_nodes_;
+  std::shared_ptr<kube::Informer<api::ConfigMap>> device_infos_;  // kube-system, cut to DeviceInfoCfg
   std::shared_ptr<kube::Informer<api::Service>> services_;
   std::shared_ptr<kube::Informer<api::ReplicaSet>> replica_sets_;
   std::shared_ptr<kube::Informer<api::StatefulSet>> stateful_sets_;
@@ -435,6 +457,11 @@ core::Status SchedulerProcess::Impl::Start() {
   replica_sets_ = f.For<api::ReplicaSet>(&selector_only);
   stateful_sets_ = f.For<api::StatefulSet>(&selector_only);
   replication_controllers_ = f.For<api::ReplicationController>(&selector_only);
+  kube::InformerOptions device_info;
+  device_info.namespace_ = "kube-system";
+  device_info.transform = CompactDeviceInfo;
+  device_info.drop_unknown_fields = true;
+  device_infos_ = f.For<api::ConfigMap>(&device_info);
   if (deps_.client->Raw("GET", "/apis/topology.volcano.sh/v1alpha1", nullptr).ok()) {
     hypernodes_ = f.For<api::HyperNode>();
   } else {
@@ -502,7 +529,7 @@ std::vector<kube::InformerBase*> SchedulerProcess::Impl::Informers() const {
   for (kube::InformerBase* inf : std::initializer_list<kube::InformerBase*>{
            pods_.get(), nodes_.get(), pgs_.get(), queues_.get(), pcs_.get(), hypernodes_.get(), claims_.get(),
            volumes_.get(), storage_classes_.get(), csi_nodes_.get(), services_.get(), replica_sets_.get(),
-           stateful_sets_.get(), replication_controllers_.get()})
+           stateful_sets_.get(), replication_controllers_.get(), device_infos_.get()})
     if (inf) all.push_back(inf);  // hypernodes_ only when the API serves HyperNodes
   return all;
 }
@@ -576,7 +603,8 @@ void SchedulerProcess::Impl::RegisterHandlers() {
     sched::NodeInfo ni;
     {
       core::MutexLock l(conv_mu_);
-      ni = ToNodeInfo(n, &conv_reg_);
+      auto info = ascend_info_.find(n.metadata.name);
+      ni = ToNodeInfo(n, &conv_reg_, info == ascend_info_.end() ? nullptr : &info->second);
     }
     return [this, ni = std::move(ni)] { core_->state().UpsertNode(ni); };
   };
@@ -683,6 +711,26 @@ void SchedulerProcess::Impl::RegisterHandlers() {
       .on_delete = [this](const auto& cn) {
         PushWatch(false, [this, name = cn->metadata.name] { core_->state().RemoveCsiNode(name); });
       },
+  });
+  // Ascend card health (docs/devices.md): the device plugin's report for a node re-converts that node.
+  auto device_info = [=, this](const api::ConfigMap& cm, bool deleted) {
+    const std::string& name = cm.metadata.name;
+    if (!name.starts_with(api::kAscendDeviceInfoPrefix)) return;
+    const std::string node = name.substr(api::kAscendDeviceInfoPrefix.size());
+    {
+      core::MutexLock l(conv_mu_);
+      auto data = cm.data.find(std::string(api::kAscendDeviceInfoKey));
+      std::optional<api::AscendDeviceInfo> info;
+      if (!deleted && data != cm.data.end()) info = api::ParseAscendDeviceInfo(data->second);
+      if (info) ascend_info_[node] = std::move(*info);
+      else ascend_info_.erase(node);  // gone or unreadable: the node's own annotations apply again
+    }
+    if (auto n = nodes_->Get(node)) PushWatch(true, node_delta(*n));
+  };
+  device_infos_->AddEventHandler({
+      .on_add = [=](const auto& cm) { device_info(*cm, false); },
+      .on_update = [=](const auto&, const auto& cm) { device_info(*cm, false); },
+      .on_delete = [=](const auto& cm) { device_info(*cm, true); },
   });
   // System-default topology spread: selectors only move scores, so no change wakes a cycle.
   auto set_service = [this](const api::Service& svc) {

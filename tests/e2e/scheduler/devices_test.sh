@@ -7,8 +7,10 @@
 #  1. an 8-card pod runs on 8 cards inside one ring;
 #  2. a 9-card pod stays Pending, and its PodGroup names the ring rule;
 #  3. a gang of 16 pods of 8 cards runs on 128 distinct cards, each pod inside one ring;
-#  4. a card the device plugin reports unhealthy is never assigned: with only one node schedulable, 15
-#     one-card pods run on its 15 healthy cards, and a 16th stays Pending.
+#  4. a card the device plugin reports unhealthy (node annotation) is never assigned: with only one node
+#     schedulable, 15 one-card pods run on its 15 healthy cards, and a 16th stays Pending;
+#  5. the same through the device plugin's ConfigMap mindx-dl-deviceinfo-<node> in kube-system, which wins
+#     over the node's annotations.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
@@ -108,4 +110,16 @@ if placements ones | grep -q 'Ascend910-3$'; then fail "ones: the unhealthy card
 wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
 [ -z "$(k get pod last-0 -o jsonpath='{.spec.nodeName}')" ] || fail "a 16th card was assigned on a node with 15 healthy"
 note "4. ones: 15/15 running, none on the unhealthy Ascend910-3; a 16th pod stays Pending"
+
+# ------------------------------------------- 5. card health from the device plugin's ConfigMap
+k delete pods --all --wait=true --timeout 60s >/dev/null
+k annotate node npu-0 huawei.com/Ascend910-Unhealthy- >/dev/null
+cfg='{"DeviceInfo":{"DeviceList":{"huawei.com/Ascend910":"","huawei.com/Ascend910-Unhealthy":"Ascend910-5","huawei.com/Ascend910-NetworkUnhealthy":"","huawei.com/Ascend910-Recovering":""},"UpdateTime":1700000000},"CheckCode":""}'
+k -n kube-system create configmap mindx-dl-deviceinfo-npu-0 --from-literal=DeviceInfoCfg="$cfg" >/dev/null
+{ podgroup cm 15; for i in $(seq 0 14); do npu_pod "cm-$i" cm 1; done; } | k create -f - >/dev/null
+cm_running() { [ "$(running_count cm)" -eq 15 ]; }
+wait_until "15 one-card pods running" 90 cm_running || fail "cm: $(running_count cm)/15 running; refused: $(refused cm)"
+if placements cm | grep -q 'Ascend910-5$'; then fail "cm: Ascend910-5, unhealthy in the ConfigMap, was assigned"; fi
+placements cm | grep -q 'Ascend910-3$' || fail "cm: Ascend910-3 (healthy again) was not used"
+note "5. cm: 15/15 running, none on Ascend910-5 (unhealthy in mindx-dl-deviceinfo-npu-0)"
 echo "PASS"
