@@ -141,6 +141,10 @@ void RegisterNodesim(CLI::App& root, int* exit_code) {
   app->add_option("--ephemeral-storage", f->nodes.ephemeral_storage, "Ephemeral storage per node")->capture_default_str();
   app->add_option("--gpus", f->nodes.gpus, "nvidia.com/gpu per node (0: not advertised)")->capture_default_str();
   app->add_option("--npus", f->nodes.npus, "huawei.com/Ascend910 per node (0: not advertised)")->capture_default_str();
+  app->add_option("--vgpu-split", f->nodes.vgpu_split,
+                  "Share each GPU between up to this many pods through Volcano's vGPU protocol (0: whole GPUs only)")
+      ->capture_default_str();
+  app->add_option("--vgpu-memory-mib", f->nodes.vgpu_memory_mib, "Memory of each shared GPU, MiB")->capture_default_str();
   app->add_option("--labels", f->nodes.labels, "Extra node labels: k=v,k2=v2");
   app->add_option("--taints", f->nodes.taints, "Node taints: key=value:Effect,key:Effect");
   app->add_option("--nodes-per-leaf", f->nodes.nodes_per_leaf, "Nodes per leaf switch (tephra.io/leaf label; 0: none)");

@@ -58,7 +58,24 @@ Status CheckGroup(const NodeGroup& g, const std::string& path) {
   for (const auto& [name, q] : g.capacity) {
     if (q.Sign() < 0) return InvalidArgumentError(path + ".capacity." + name + ": " + Quote(q.ToString()) + " is negative");
   }
+  if (g.vgpu_split < 0 || g.vgpu_memory_mib < 0) return InvalidArgumentError(path + ".vgpu: split and memoryMiB must be >= 0");
+  if (g.vgpu_split > 0) {
+    auto gpus = g.capacity.find(kGpuResource);
+    if (gpus == g.capacity.end() || gpus->second.Value() <= 0)
+      return InvalidArgumentError(path + ".vgpu: needs nvidia.com/gpu cards to share (capacity or --gpus)");
+    if (g.vgpu_memory_mib <= 0) return InvalidArgumentError(path + ".vgpu.memoryMiB: must be > 0");
+  }
   return Status::OK();
+}
+
+// The vGPU device plugin's resources: every card's share slots, memory and compute.
+void AddVgpuCapacity(NodeGroup& g) {
+  auto gpus = g.capacity.find(kGpuResource);
+  if (g.vgpu_split <= 0 || gpus == g.capacity.end()) return;
+  const int64_t n = gpus->second.Value();
+  g.capacity["volcano.sh/vgpu-number"] = Quantity::FromUnits(n * g.vgpu_split);
+  g.capacity["volcano.sh/vgpu-memory"] = Quantity::FromUnits(n * g.vgpu_memory_mib);
+  g.capacity["volcano.sh/vgpu-cores"] = Quantity::FromUnits(n * 100);
 }
 
 // Reads a scalar as a string, or explains what it found instead.
@@ -145,10 +162,24 @@ StatusOr<NodeGroup> GroupFromYaml(const YAML::Node& n, const std::string& path) 
           return InvalidArgumentError(p + "." + tk + ": unknown field (want nodesPerLeaf, leavesPerSpine)");
         }
       }
+    } else if (key == "vgpu") {
+      if (!v.IsMap()) return InvalidArgumentError(p + ": expected a mapping");
+      for (auto t = v.begin(); t != v.end(); ++t) {
+        std::string tk = t->first.as<std::string>();
+        if (tk == "split") {
+          TEPHRA_ASSIGN_OR_RETURN(g.vgpu_split, Int(t->second, p + "." + tk));
+        } else if (tk == "memoryMiB") {
+          TEPHRA_ASSIGN_OR_RETURN(int mem, Int(t->second, p + "." + tk));
+          g.vgpu_memory_mib = mem;
+        } else {
+          return InvalidArgumentError(p + "." + tk + ": unknown field (want split, memoryMiB)");
+        }
+      }
     } else {
-      return InvalidArgumentError(p + ": unknown field (want namePrefix, count, capacity, labels, taints, topology)");
+      return InvalidArgumentError(p + ": unknown field (want namePrefix, count, capacity, labels, taints, topology, vgpu)");
     }
   }
+  AddVgpuCapacity(g);
   TEPHRA_RETURN_IF_ERROR(CheckGroup(g, path));
   return g;
 }
@@ -225,6 +256,12 @@ StatusOr<NodeGroup> GroupFromFlags(const FlagValues& f) {
   if (f.leaves_per_spine > 0 && f.nodes_per_leaf == 0) {
     return InvalidArgumentError("--leaves-per-spine: needs --nodes-per-leaf > 0");
   }
+  if (f.vgpu_split < 0) return InvalidArgumentError("--vgpu-split: " + std::to_string(f.vgpu_split) + " is negative");
+  if (f.vgpu_split > 0 && f.gpus <= 0) return InvalidArgumentError("--vgpu-split: needs --gpus > 0");
+  if (f.vgpu_split > 0 && f.vgpu_memory_mib <= 0) return InvalidArgumentError("--vgpu-memory-mib: must be > 0");
+  g.vgpu_split = f.vgpu_split;
+  g.vgpu_memory_mib = f.vgpu_memory_mib;
+  AddVgpuCapacity(g);
   return g;
 }
 

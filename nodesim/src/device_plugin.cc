@@ -69,6 +69,7 @@ NodeCards ReadNodeCards(const json& node, int npus) {
   c.accelerator_type = StrAt(Sub(meta, "labels"), std::string(api::kAcceleratorTypeLabel));
   for (auto& id : api::SplitCardList(StrAt(Sub(meta, "annotations"), std::string(api::kAscendUnhealthyKey))))
     c.unhealthy.insert(std::move(id));
+  c.vgpus = api::ParseVgpuRegister(StrAt(Sub(meta, "annotations"), std::string(api::kVgpuRegisterAnnotation)));
   return c;
 }
 
@@ -79,9 +80,14 @@ PodCards ReadPodCards(const json& pod) {
   if (containers.is_array()) {
     for (const json& c : containers) {
       const json& r = Sub(c, "resources");
-      int64_t n = Units(Sub(r, "limits"), res);
-      if (n == 0) n = Units(Sub(r, "requests"), res);
-      p.requested += n;
+      auto units = [&](const std::string& name) {
+        int64_t n = Units(Sub(r, "limits"), name);
+        return n == 0 ? Units(Sub(r, "requests"), name) : n;
+      };
+      p.requested += units(res);
+      p.vgpu_number += units(std::string(api::kVgpuNumberResource));
+      p.vgpu_memory += units(std::string(api::kVgpuMemoryResource));
+      p.vgpu_cores += units(std::string(api::kVgpuCoresResource));
     }
   }
   const json& ann = Sub(Sub(pod, "metadata"), "annotations");
@@ -89,11 +95,51 @@ PodCards ReadPodCards(const json& pod) {
     p.annotated = true;
     p.assigned = api::SplitCardList(ann[res].get<std::string>());
   }
+  const std::string ids(api::kVgpuIdsAnnotation);
+  if (ann.is_object() && ann.contains(ids) && ann[ids].is_string()) {
+    p.vgpu_annotated = true;
+    for (auto& container : api::DecodeVgpuIds(ann[ids].get<std::string>()))
+      for (auto& a : container) p.vgpu.push_back(std::move(a));
+  }
   return p;
 }
 
-std::string AdmitCards(const NodeCards& node, const PodCards& pod, const std::set<std::string>& held) {
+namespace {
+
+std::string AdmitVgpu(const NodeCards& node, const PodCards& pod, const std::vector<const PodCards*>& others) {
+  const std::string prefix = "Allocate failed for volcano.sh/vgpu-number: ";
+  if (!pod.vgpu_annotated) return prefix + "the pod has no volcano.sh/vgpu-ids-new annotation naming its GPUs";
+  if (static_cast<int64_t>(pod.vgpu.size()) != pod.vgpu_number)
+    return prefix + "the annotation names " + std::to_string(pod.vgpu.size()) + " GPUs, the pod requests " +
+           std::to_string(pod.vgpu_number);
+  std::set<std::string> seen;
+  for (const auto& a : pod.vgpu) {
+    auto card = std::find_if(node.vgpus.begin(), node.vgpus.end(), [&](const api::VgpuCard& c) { return c.uuid == a.uuid; });
+    if (card == node.vgpus.end()) return prefix + "GPU " + a.uuid + " is not registered on this node";
+    if (!seen.insert(a.uuid).second) return prefix + "GPU " + a.uuid + " is named twice";
+    if (!card->healthy) return prefix + "GPU " + a.uuid + " is unhealthy";
+    int64_t memory = a.memory, cores = a.cores, sharers = 1;
+    for (const PodCards* o : others)
+      for (const auto& b : o->vgpu)
+        if (b.uuid == a.uuid) memory += b.memory, cores += b.cores, ++sharers;
+    if (memory > card->memory)
+      return prefix + "GPU " + a.uuid + " would hold " + std::to_string(memory) + " MiB, it has " + std::to_string(card->memory);
+    if (cores > 100) return prefix + "GPU " + a.uuid + " would give " + std::to_string(cores) + "% of its compute";
+    if (sharers > card->split)
+      return prefix + "GPU " + a.uuid + " would be shared by " + std::to_string(sharers) + " pods, at most " +
+             std::to_string(card->split);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string AdmitCards(const NodeCards& node, const PodCards& pod, const std::vector<const PodCards*>& others) {
+  if (pod.vgpu_number > 0)
+    if (std::string why = AdmitVgpu(node, pod, others); !why.empty()) return why;
   if (pod.requested <= 0) return "";
+  std::set<std::string> held;
+  for (const PodCards* o : others) held.insert(o->assigned.begin(), o->assigned.end());
   const std::string prefix = "Allocate failed for huawei.com/Ascend910: ";
   if (!pod.annotated) return prefix + "the pod has no huawei.com/Ascend910 annotation naming its cards";
   if (static_cast<int64_t>(pod.assigned.size()) != pod.requested)

@@ -107,6 +107,23 @@ json BuildNodeStatus(const NodeSpec& n, const NodeFaults& f, core::Clock::WallTi
           {"phase", "Running"}};
 }
 
+std::vector<api::VgpuCard> VgpuCards(const NodeSpec& n) {
+  std::vector<api::VgpuCard> out;
+  auto gpus = n.group->capacity.find(kGpuResource);
+  if (n.group->vgpu_split <= 0 || gpus == n.group->capacity.end()) return out;
+  for (int64_t i = 0; i < gpus->second.Value(); ++i)
+    out.push_back({"GPU-" + n.name + "-" + std::to_string(i), n.group->vgpu_split, n.group->vgpu_memory_mib,
+                   "NVIDIA-Tephra-Sim", true, "hami-core"});
+  return out;
+}
+
+json NodeAnnotations(const NodeSpec& n) {
+  json a = {{"node.alpha.kubernetes.io/ttl", "0"}};
+  // The vGPU device plugin registers its cards at start; nodesim does it with the registration.
+  if (auto cards = VgpuCards(n); !cards.empty()) a[std::string(api::kVgpuRegisterAnnotation)] = api::EncodeVgpuRegister(cards);
+  return a;
+}
+
 json BuildNode(const NodeSpec& n, const NodeFaults& f, core::Clock::WallTime now) {
   json taints = json::array();
   for (const Taint& t : n.group->taints) {
@@ -122,7 +139,7 @@ json BuildNode(const NodeSpec& n, const NodeFaults& f, core::Clock::WallTime now
            {{"name", n.name},
             {"labels", n.labels},
             // Like a kubelet: "node.alpha.kubernetes.io/ttl" tells the node controller nothing is cached.
-            {"annotations", {{"node.alpha.kubernetes.io/ttl", "0"}}}}},
+            {"annotations", NodeAnnotations(n)}}},
           {"spec", spec},
           {"status", BuildNodeStatus(n, f, now)}};
 }

@@ -506,16 +506,15 @@ std::string Simulator::AdmitDevicesLocked(const std::string& key) {
   auto it = pods_.find(key);
   if (it == pods_.end()) return "";
   PodRecord& rec = it->second;
-  if (rec.cards.requested <= 0 || rec.admitted_uid == rec.view.uid) return "";
+  if (!rec.cards.Asks() || rec.admitted_uid == rec.view.uid) return "";
   auto nit = node_state_.find(rec.view.node_name);
   if (nit == node_state_.end()) return "";
   // Cards held on the node: pods the plugin admitted, and running ones (admitted before a restart). A pod
   // scan, paid only by pods that ask for cards.
-  std::set<std::string> held;
+  std::vector<const PodCards*> held;
   for (const auto& [k, other] : pods_) {
-    if (k == key || other.view.node_name != rec.view.node_name || other.view.Finished() || other.cards.assigned.empty())
-      continue;
-    if (other.admitted_uid == other.view.uid || other.view.phase == "Running") held.insert(other.cards.assigned.begin(), other.cards.assigned.end());
+    if (k == key || other.view.node_name != rec.view.node_name || other.view.Finished() || !other.cards.Asks()) continue;
+    if (other.admitted_uid == other.view.uid || other.view.phase == "Running") held.push_back(&other.cards);
   }
   // Until the node is observed, the plugin knows what nodesim registers: the group's cards and labels.
   NodeCards cards = nit->second.cards;
@@ -524,6 +523,7 @@ std::string Simulator::AdmitDevicesLocked(const std::string& key) {
     if (auto c = spec.group->capacity.find(kNpuResource); c != spec.group->capacity.end()) cards.npus = static_cast<int>(c->second.Value());
   if (cards.accelerator_type.empty())
     if (auto l = spec.labels.find(std::string(api::kAcceleratorTypeLabel)); l != spec.labels.end()) cards.accelerator_type = l->second;
+  if (cards.vgpus.empty()) cards.vgpus = VgpuCards(spec);
   std::string why = AdmitCards(cards, rec.cards, held);
   if (why.empty()) rec.admitted_uid = rec.view.uid;
   return why;

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # e2e for device-level placement of Ascend NPUs (docs/devices.md; run by run-with-cluster.sh: KUBECONFIG,
 # KUBECTL, TEPHRA_BIN, TEPHRA_SOURCE_DIR). 8 nodesim nodes of type module-910b-16 (16 cards in two HCCS rings
-# of 8). nodesim plays the Ascend device plugin: a pod whose `huawei.com/Ascend910` annotation names cards
-# that are missing, taken, unhealthy or against the ring rule fails with UnexpectedAdmissionError, so a pod
-# that runs proves the scheduler's choice is one a real device plugin would honour.
+# of 8), and one node with 2 GPUs that Volcano's vGPU device plugin shares (10 pods, 16000 MiB each). nodesim
+# plays both device plugins: a pod whose `huawei.com/Ascend910` or `volcano.sh/vgpu-ids-new` annotation names
+# cards that are missing, taken (or full), unhealthy or against the ring rule fails with
+# UnexpectedAdmissionError, so a pod that runs proves the scheduler's choice is one a real device plugin would
+# honour.
 #  1. an 8-card pod runs on 8 cards inside one ring;
 #  2. a 9-card pod stays Pending, and its PodGroup names the ring rule;
 #  3. a gang of 16 pods of 8 cards runs on 128 distinct cards, each pod inside one ring;
 #  4. a card the device plugin reports unhealthy (node annotation) is never assigned: with only one node
 #     schedulable, 15 one-card pods run on its 15 healthy cards, and a 16th stays Pending;
 #  5. the same through the device plugin's ConfigMap mindx-dl-deviceinfo-<node> in kube-system, which wins
-#     over the node's annotations.
+#     over the node's annotations;
+#  6. vGPU pods of 6000 MiB share the 2 GPUs two by two: 4 run, each GPU named by two of them, and a fifth
+#     stays Pending (a third on either GPU would need 18000 MiB of its 16000).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
@@ -22,10 +26,21 @@ k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
 k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
 k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
-start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 8 --name-prefix npu- --cpu 64 \
-  --memory 256Gi --gpus 0 --npus 16 --labels accelerator-type=module-910b-16 || fail "tephra nodesim did not start"
+cat >"$LOGS/nodes.yaml" <<'NODES'
+nodes:
+- namePrefix: npu-
+  count: 8
+  capacity: {cpu: "64", memory: 256Gi, pods: "110", huawei.com/Ascend910: "16"}
+  labels: {accelerator-type: module-910b-16}
+- namePrefix: vgpu-
+  count: 1
+  capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "2"}
+  vgpu: {split: 10, memoryMiB: 16000}
+NODES
+start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --config "$LOGS/nodes.yaml" ||
+  fail "tephra nodesim did not start"
 node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
-wait_until "8 nodes registered" 90 node_count 8 || fail "nodesim did not register 8 nodes"
+wait_until "9 nodes registered" 90 node_count 9 || fail "nodesim did not register 9 nodes"
 k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
 k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true  # see scheduler_test.sh
 HEALTH_PORT=$(free_port)
@@ -122,4 +137,29 @@ wait_until "15 one-card pods running" 90 cm_running || fail "cm: $(running_count
 if placements cm | grep -q 'Ascend910-5$'; then fail "cm: Ascend910-5, unhealthy in the ConfigMap, was assigned"; fi
 placements cm | grep -q 'Ascend910-3$' || fail "cm: Ascend910-3 (healthy again) was not used"
 note "5. cm: 15/15 running, none on Ascend910-5 (unhealthy in mindx-dl-deviceinfo-npu-0)"
+
+# ------------------------------------------------------ 6. vGPU: shares up to a GPU's memory, no further
+k delete pods --all --wait=true --timeout 60s >/dev/null
+k uncordon vgpu-0 >/dev/null
+vgpu_pod() {  # vgpu_pod <name> <group>: one shared GPU, 6000 MiB, 30% of its compute
+  printf '%s\n' "apiVersion: v1" "kind: Pod" \
+    "metadata:" "  name: $1" "  namespace: default" "  labels: {e2e-group: $2}" \
+    "  annotations: {scheduling.k8s.io/group-name: $2}" \
+    "spec:" "  schedulerName: volcano" "  restartPolicy: Never" "  terminationGracePeriodSeconds: 1" \
+    "  containers:" "  - name: main" "    image: busybox" \
+    "    resources:" "      limits: {cpu: \"1\", volcano.sh/vgpu-number: \"1\", volcano.sh/vgpu-memory: \"6000\", volcano.sh/vgpu-cores: \"30\"}" "---"
+}
+{ podgroup share 4; for i in 0 1 2 3; do vgpu_pod "share-$i" share; done; } | k create -f - >/dev/null
+gpus_of() {
+  k get pods -l "e2e-group=$1" --field-selector status.phase=Running \
+    -o jsonpath='{range .items[*]}{.metadata.annotations.volcano\.sh/vgpu-ids-new}{"\n"}{end}' | cut -d, -f1
+}
+share_running() { [ "$(gpus_of share | grep -c .)" -eq 4 ]; }
+wait_until "4 vGPU pods running" 90 share_running || fail "share: $(gpus_of share | grep -c .)/4 running; refused: $(refused share)"
+per_gpu=$(gpus_of share | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' ' ')
+[ "$per_gpu" = "2 " ] || fail "share: pods per GPU: $(gpus_of share | sort | uniq -c | tr '\n' ' ')"
+{ podgroup extra 1; vgpu_pod extra-0 extra; } | k create -f - >/dev/null
+wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
+[ -z "$(k get pod extra-0 -o jsonpath='{.spec.nodeName}')" ] || fail "a third 6000 MiB share was placed on a 16000 MiB GPU"
+note "6. share: 4/4 running, two per GPU; a fifth stays Pending ($(k get podgroup extra -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].message}' | cut -c1-200))"
 echo "PASS"

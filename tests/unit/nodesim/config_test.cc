@@ -1,4 +1,5 @@
 #include "tephra/nodesim/config.h"
+#include "tephra/nodesim/node_model.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -137,6 +138,42 @@ TEST(ExpandNodes, RejectsNameCollisions) {
   cfg.groups = {a, b};
   auto s = ExpandNodes(cfg).status();
   EXPECT_THAT(s.message(), HasSubstr("nodes[1].namePrefix: \"n-1\" yields node \"n-10\", also produced by nodes[0]"));
+}
+
+}  // namespace
+}  // namespace tephra::nodesim
+
+namespace tephra::nodesim {
+namespace {
+
+TEST(GroupFromFlags, VgpuSharesEachGpu) {
+  FlagValues f;
+  f.nodes = 1;
+  f.gpus = 2;
+  f.vgpu_split = 10;
+  f.vgpu_memory_mib = 16000;
+  auto g = GroupFromFlags(f);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->capacity.at("volcano.sh/vgpu-number").Value(), 20);
+  EXPECT_EQ(g->capacity.at("volcano.sh/vgpu-memory").Value(), 32000);
+  EXPECT_EQ(g->capacity.at("volcano.sh/vgpu-cores").Value(), 200);
+  SimConfig cfg{{*g}};
+  NodeSpec n = (*ExpandNodes(cfg))[0];
+  n.group = &*g;
+  auto cards = VgpuCards(n);
+  ASSERT_EQ(cards.size(), 2u);
+  EXPECT_EQ(cards[1].uuid, "GPU-tephra-sim-0-1");
+  EXPECT_EQ(NodeAnnotations(n)["volcano.sh/node-vgpu-register"], api::EncodeVgpuRegister(cards));
+  f.gpus = 0;
+  auto no_gpus = GroupFromFlags(f);
+  ASSERT_FALSE(no_gpus.ok());
+  EXPECT_NE(no_gpus.status().message().find("--vgpu-split: needs --gpus > 0"), std::string::npos);
+  auto yaml = ParseConfigYaml("nodes:\n- count: 1\n  capacity: {nvidia.com/gpu: \"1\"}\n  vgpu: {split: 4, memoryMiB: 8000}\n");
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  EXPECT_EQ(yaml->groups[0].capacity.at("volcano.sh/vgpu-number").Value(), 4);
+  auto bad = ParseConfigYaml("nodes:\n- count: 1\n  vgpu: {split: 4, memoryMiB: 8000}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("nodes[0].vgpu: needs nvidia.com/gpu"), std::string::npos) << bad.status();
 }
 
 }  // namespace

@@ -41,8 +41,9 @@ TEST(DevicePlugin, RefusesWhatAPluginCouldNotMount) {
   EXPECT_NE(AdmitCards(n, Pod(1, {"GPU-0"}), {}).find("GPU-0 is not on this node"), std::string::npos);
   EXPECT_NE(AdmitCards(n, Pod(2, Cards({1, 1})), {}).find("named twice"), std::string::npos);
   EXPECT_NE(AdmitCards(n, Pod(1, Cards({5})), {}).find("Ascend910-5 is unhealthy"), std::string::npos);
-  EXPECT_NE(AdmitCards(n, Pod(1, Cards({4})), {"Ascend910-4"}).find("in use by another pod"), std::string::npos);
-  EXPECT_EQ(AdmitCards(n, Pod(3, Cards({0, 4, 7})), {"Ascend910-1"}), "");  // full mesh: any cards
+  PodCards holder = Pod(1, Cards({4}));
+  EXPECT_NE(AdmitCards(n, Pod(1, Cards({4})), {&holder}).find("in use by another pod"), std::string::npos);
+  EXPECT_EQ(AdmitCards(n, Pod(3, Cards({0, 5 - 4, 7})), {&holder}), "");  // full mesh: any cards
   EXPECT_EQ(AdmitCards(n, Pod(1, Cards({0})), {}).rfind("Allocate failed", 0), std::string::npos);
 }
 
@@ -62,6 +63,49 @@ TEST(DevicePlugin, RingRulesPerProduct) {
   EXPECT_EQ(AdmitCards(c, Pod(1, Cards({7})), {}), "");
   EXPECT_EQ(AdmitCards(c, Pod(4, Cards({2, 3, 6, 7})), {}), "");
   EXPECT_NE(AdmitCards(c, Pod(2, Cards({1, 2})), {}).find("HiAM pairs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tephra::nodesim
+
+namespace tephra::nodesim {
+namespace {
+
+PodCards Vgpu(int64_t memory, int64_t cores, std::vector<std::string> uuids) {
+  PodCards p;
+  p.vgpu_number = static_cast<int64_t>(uuids.size());
+  p.vgpu_memory = memory;
+  p.vgpu_cores = cores;
+  p.vgpu_annotated = true;
+  for (auto& u : uuids) p.vgpu.push_back({u, memory, static_cast<int32_t>(cores)});
+  return p;
+}
+
+TEST(DevicePlugin, SharedGpusUpToMemoryComputeAndSharers) {
+  NodeCards n;
+  n.vgpus = {{"GPU-a", 2, 16000, "T", true, "hami-core"}, {"GPU-b", 10, 16000, "T", false, "hami-core"}};
+  PodCards first = Vgpu(6000, 30, {"GPU-a"});
+  EXPECT_EQ(AdmitCards(n, first, {}), "");
+  PodCards second = Vgpu(6000, 30, {"GPU-a"});
+  EXPECT_EQ(AdmitCards(n, second, {&first}), "");
+  EXPECT_NE(AdmitCards(n, Vgpu(6000, 30, {"GPU-a"}), {&first, &second}).find("would hold 18000 MiB, it has 16000"),
+            std::string::npos);
+  EXPECT_NE(AdmitCards(n, Vgpu(1000, 10, {"GPU-a"}), {&first, &second}).find("shared by 3 pods, at most 2"),
+            std::string::npos);
+  EXPECT_NE(AdmitCards(n, Vgpu(1000, 80, {"GPU-a"}), {&first}).find("would give 110%"), std::string::npos);
+  EXPECT_NE(AdmitCards(n, Vgpu(1000, 10, {"GPU-b"}), {}).find("GPU-b is unhealthy"), std::string::npos);
+  EXPECT_NE(AdmitCards(n, Vgpu(1000, 10, {"GPU-z"}), {}).find("not registered"), std::string::npos);
+  PodCards unnamed = Vgpu(1000, 10, {"GPU-a"});
+  unnamed.vgpu_annotated = false;
+  EXPECT_NE(AdmitCards(n, unnamed, {}).find("no volcano.sh/vgpu-ids-new"), std::string::npos);
+  json pod = {{"metadata", {{"annotations", {{"volcano.sh/vgpu-ids-new", "GPU-a,NVIDIA,6000,30:"}}}}},
+              {"spec", {{"containers", {{{"resources", {{"limits", {{"volcano.sh/vgpu-number", "1"},
+                                                                     {"volcano.sh/vgpu-memory", "6000"}}}}}}}}}}};
+  PodCards read = ReadPodCards(pod);
+  EXPECT_EQ(read.vgpu_number, 1);
+  EXPECT_EQ(read.vgpu_memory, 6000);
+  ASSERT_EQ(read.vgpu.size(), 1u);
+  EXPECT_EQ(read.vgpu[0].uuid, "GPU-a");
 }
 
 }  // namespace

@@ -46,6 +46,11 @@ struct NodeGroup {
   std::vector<Taint> taints;
   int nodes_per_leaf = 0;    // 0: no topology labels
   int leaves_per_spine = 0;  // 0: leaf labels only
+  // Volcano's vGPU device plugin (docs/devices.md): with split > 0, each nvidia.com/gpu card is registered in
+  // volcano.sh/node-vgpu-register for up to `split` pods sharing `vgpu_memory_mib` MiB, and the node advertises
+  // volcano.sh/vgpu-number, -memory and -cores. YAML: `vgpu: {split: 10, memoryMiB: 16384}`.
+  int vgpu_split = 0;
+  int64_t vgpu_memory_mib = 0;
 };
 
 struct SimConfig {
@@ -66,6 +71,8 @@ struct FlagValues {
   std::string taints;  // k=v:Effect,k2:Effect
   int nodes_per_leaf = 0;
   int leaves_per_spine = 0;
+  int vgpu_split = 0;
+  int64_t vgpu_memory_mib = 16384;
 };
 
 core::StatusOr<NodeGroup> GroupFromFlags(const FlagValues& f);

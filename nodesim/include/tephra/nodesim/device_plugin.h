@@ -1,9 +1,9 @@
-// The simulated device plugin: what a node's Ascend device plugin would do with a pod bound to it. The scheduler
-// names the cards in the pod's `huawei.com/Ascend910` annotation; a real plugin mounts exactly those, and the
-// kubelet fails the pod (reason UnexpectedAdmissionError) when the plugin cannot. nodesim refuses a pod whose
-// cards are missing, of the wrong count, not on the node, unhealthy, held by another pod of the node, or
-// against the node's HCCS ring rule, so the e2e tests prove the scheduler's choice is one a device plugin
-// could honour.
+// The simulated device plugins: what a node's Ascend or vGPU device plugin would do with a pod bound to it. The
+// scheduler names the cards in the pod's annotations (`huawei.com/Ascend910`, `volcano.sh/vgpu-ids-new`); a real
+// plugin mounts exactly those, and the kubelet fails the pod (reason UnexpectedAdmissionError) when the plugin
+// cannot. nodesim refuses a pod whose cards are missing, of the wrong count, not on the node, unhealthy, held by
+// another pod of the node (shared cards: past their memory, compute or sharer count), or against the node's
+// HCCS ring rule, so the e2e tests prove the scheduler's choice is one a device plugin could honour.
 //
 // The ring rules are written here from the products' documentation, independently of the scheduler's card
 // choice (core/sched devices.cc), so a bug there is not mirrored here.
@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tephra/api/devices.h"
+
 namespace tephra::nodesim {
 
 using json = nlohmann::json;
@@ -26,6 +28,7 @@ struct NodeCards {
   std::string accelerator_type = {};  // node label accelerator-type
   int npus = 0;                  // capacity huawei.com/Ascend910: cards Ascend910-0 .. npus-1
   std::set<std::string> unhealthy = {};  // the node's huawei.com/Ascend910-Unhealthy annotation
+  std::vector<api::VgpuCard> vgpus = {};  // the node's volcano.sh/node-vgpu-register annotation
 };
 // From the Node object (labels, annotations) and the group's configured NPU count.
 NodeCards ReadNodeCards(const json& node, int npus);
@@ -35,11 +38,16 @@ struct PodCards {
   int64_t requested = 0;            // huawei.com/Ascend910 over the containers (limits, else requests)
   std::vector<std::string> assigned = {};  // the pod's huawei.com/Ascend910 annotation
   bool annotated = false;           // the annotation is present
+  // Volcano vGPU: volcano.sh/vgpu-number / -memory / -cores over the containers, and volcano.sh/vgpu-ids-new.
+  int64_t vgpu_number = 0, vgpu_memory = 0, vgpu_cores = 0;
+  std::vector<api::VgpuAssignment> vgpu = {};
+  bool vgpu_annotated = false;
+  bool Asks() const { return requested > 0 || vgpu_number > 0; }
 };
 PodCards ReadPodCards(const json& pod);
 
-// "" when the plugin can mount the pod's cards; else why not, in a kubelet-like sentence. `held`: the cards
-// other pods admitted on the node hold.
-std::string AdmitCards(const NodeCards& node, const PodCards& pod, const std::set<std::string>& held);
+// "" when the plugins can mount the pod's cards; else why not, in a kubelet-like sentence. `others`: the
+// pods the plugins admitted on the node before (their cards are held).
+std::string AdmitCards(const NodeCards& node, const PodCards& pod, const std::vector<const PodCards*>& others);
 
 }  // namespace tephra::nodesim

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tephra/api/devices.h"
 #include "tephra/core/clock.h"
 #include "tephra/nodesim/config.h"
 
@@ -48,6 +49,10 @@ NodeFaults ReadFaults(const json& node);
 // The status the simulated kubelet reports: capacity, allocatable (minus unhealthy GPUs), conditions
 // (Ready plus the pressure conditions a kubelet reports as False), addresses, nodeInfo, heartbeat `now`.
 json BuildNodeStatus(const NodeSpec& n, const NodeFaults& f, core::Clock::WallTime now);
+// The cards a vGPU node registers (volcano.sh/node-vgpu-register): "GPU-<node>-<i>", empty without vgpu.
+std::vector<api::VgpuCard> VgpuCards(const NodeSpec& n);
+// metadata.annotations at registration (the vGPU registration among them).
+json NodeAnnotations(const NodeSpec& n);
 // The whole Node object for registration (spec.taints, podCIDR, labels, status).
 json BuildNode(const NodeSpec& n, const NodeFaults& f, core::Clock::WallTime now);
 // The node's Lease in kube-node-lease, owned by the Node (so the garbage collector removes it with the node).
