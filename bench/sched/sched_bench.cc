@@ -45,6 +45,8 @@ SchedulerConf BenchConf(bool preempt = false) {
 // (preferred pod affinity on the spine, weight 100; a ScheduleAnyway hostname spread): the cost of the batch
 // scores, whose tasks are placed by a scan of the feasible nodes instead of from the shared heaps. 3: no
 // terms, but every gang behind a Service (vcjob's svc plugin), so every pod is spread by the system defaults.
+// 4: no terms, but every node's 8 GPUs modelled as cards (NVLink islands of 4) and every gang pod given its
+// card by the Statement (docs/devices.md): the cost of device-level placement.
 std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool preempt = false, int affinity = 0) {
   auto s = std::move(Scheduler::Create(BenchConf(preempt))).value();
   ClusterState& st = s->state();
@@ -61,6 +63,15 @@ std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool pr
     n.allocatable = Resource::CpuMem(128000, 1024 * kGi).With(kPods, 110).With(gpu, 8);
     n.labels = {{"volcano.sh/hypernode-leaf", "leaf-" + std::to_string(i / 32)},
                 {"volcano.sh/hypernode-spine", "spine-" + std::to_string(i / 256)}};
+    if (affinity == 4) {
+      n.devices.kind = DeviceKind::kNvidiaGpu;
+      n.devices.topology = CardTopology::kNvLink;
+      for (int c = 0; c < 8; ++c) n.devices.cards.push_back({.id = "GPU-" + std::to_string(c), .index = c});
+      n.devices.links.assign(8, std::vector<int32_t>(8, 10));
+      for (int a = 0; a < 8; ++a)
+        for (int b = 0; b < 8; ++b)
+          if (a != b && a / 4 == b / 4) n.devices.links[static_cast<size_t>(a)][static_cast<size_t>(b)] = 100;
+    }
     st.UpsertNode(n);
   }
   Lcg rng{42};
@@ -115,13 +126,14 @@ std::unique_ptr<Scheduler> Build(int nodes, int running_pods, int gangs, bool pr
       t.job = job.key;
       t.role = k == 0 ? "ps" : "worker";
       t.request = Resource::CpuMem(8000, 64 * kGi).With(gpu, 1);
+      if (affinity == 4) t.devices = {.kind = DeviceKind::kNvidiaGpu, .whole = 1};
       t.creation_index = order++;
       if (affinity == 3) {
         // Every gang behind its own headless Service, as vcjob's svc plugin makes one: kube-scheduler's
         // system-default spread constraints score every pending pod.
         t.labels = {{"volcano.sh/job-name", job.name}};
         if (k == 0) st.UpsertService(job.ns, job.name, t.labels);
-      } else if (affinity != 0 && g % 2 == 0) {
+      } else if ((affinity == 1 || affinity == 2) && g % 2 == 0) {
         // A term selecting the gang's own pods: affinity on the spine (g % 4 == 0) or anti-affinity per node.
         t.labels = {{"gang", job.name}};
         PodAffinityTerm term;
@@ -199,6 +211,9 @@ void BM_FullCycle(benchmark::State& state) { FirstCycles(state, 0); }
 // node by anti-affinity (fourth argument 1), the soft forms of both (2), every gang behind a Service (3), or
 // the same cluster without any of them (0).
 void BM_AffinityCycle(benchmark::State& state) { FirstCycles(state, static_cast<int>(state.range(3))); }
+
+// BM_FullCycle with every node's GPUs modelled as cards and every gang pod given its card (Build, mode 4).
+void BM_DeviceCycle(benchmark::State& state) { FirstCycles(state, 4); }
 
 // Cycles after the first, with no input change: must skip unschedulable gangs and write nothing.
 // Fourth argument 1 = preempt and reclaim on: after a change, victim searches run for up to
@@ -281,6 +296,7 @@ void BM_PendingLine(benchmark::State& state) {
 }
 
 BENCHMARK(BM_FullCycle)->Args({200, 4000, 40})->Args({5000, 100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_DeviceCycle)->Args({200, 4000, 40})->Args({5000, 100000, 1000})->Unit(benchmark::kMillisecond)->Iterations(3);
 // Fourth argument: 0 = the same cluster without affinity terms (the baseline), 1 = with them. Manual.
 BENCHMARK(BM_AffinityCycle)->Args({1000, 20000, 250, 0})->Args({1000, 20000, 250, 1})->Args({1000, 20000, 250, 2})->Args({1000, 20000, 250, 3})->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_NoChangeCycle)
