@@ -255,11 +255,15 @@ core::StatusOr<std::vector<int>> ChooseWhole(const NodeDevices& node, int32_t co
   return out;
 }
 
+}  // namespace
+
 bool ShareFits(const Card& c, const DeviceRequest& req) {
   if (!c.Healthy() || c.owners > 0 || c.sharers >= c.max_sharers) return false;
   if (req.memory > 0 && c.memory - c.used_memory < req.memory) return false;
   return 1000 - c.used_cores >= req.cores;
 }
+
+namespace {
 
 core::StatusOr<std::vector<int>> ChooseShared(const NodeDevices& node, const DeviceRequest& req, SharePolicy policy) {
   std::vector<int> fit;

@@ -101,9 +101,7 @@ class FgdPlugin final : public Plugin {
     if (t.devices.shared == 1) {
       std::optional<double> best;
       for (size_t i = 0; i < n.devices.cards.size(); ++i) {
-        const Card& c = n.devices.cards[i];
-        if (!c.Healthy() || c.owners > 0 || c.sharers >= c.max_sharers || before_[i] < t.devices.cores) continue;
-        if (t.devices.memory > 0 && c.memory - c.used_memory < t.devices.memory) continue;
+        if (!ShareFits(n.devices.cards[i], t.devices)) continue;
         after_ = before_;
         after_[i] -= t.devices.cores;
         const double delta = frag_before - Frag(n, after_, cpu_after);

@@ -88,6 +88,9 @@ enum class SharePolicy : uint8_t { kBinpack, kSpread };
 // islands) free; shared cards go to the fullest card that fits (binpack) or the emptiest (spread).
 core::StatusOr<std::vector<int>> ChooseCards(const NodeDevices& node, const DeviceRequest& req,
                                              SharePolicy policy = SharePolicy::kBinpack);
+// Whether one share of `req` fits card `c`: healthy, no whole-card owner, below its sharer limit, with the
+// memory and compute left.
+bool ShareFits(const Card& c, const DeviceRequest& req);
 // Whether some placement exists (ChooseCards without building the answer's message on the fast path).
 bool CardsFit(const NodeDevices& node, const DeviceRequest& req);
 // The count rule alone, independent of which cards are free: InvalidArgument naming the rule when no node
