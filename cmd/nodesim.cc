@@ -145,6 +145,12 @@ void RegisterNodesim(CLI::App& root, int* exit_code) {
                   "Share each GPU between up to this many pods through Volcano's vGPU protocol (0: whole GPUs only)")
       ->capture_default_str();
   app->add_option("--vgpu-memory-mib", f->nodes.vgpu_memory_mib, "Memory of each shared GPU, MiB")->capture_default_str();
+  app->add_option("--gpu-product", f->nodes.gpu_product,
+                  "GPU product for GPU Feature Discovery's nvidia.com/gpu.product label (e.g. A100-SXM4-80GB)");
+  app->add_option("--mig-strategy", f->nodes.mig_strategy,
+                  "MIG strategy of the NVIDIA device plugin: none, single (slices as nvidia.com/gpu) or mixed "
+                  "(nvidia.com/mig-<profile>)");
+  app->add_option("--mig-profiles", f->nodes.mig_profiles, "MIG slices per GPU: 1g.10gb=7 or 3g.40gb=1,2g.20gb=2");
   app->add_option("--labels", f->nodes.labels, "Extra node labels: k=v,k2=v2");
   app->add_option("--taints", f->nodes.taints, "Node taints: key=value:Effect,key:Effect");
   app->add_option("--nodes-per-leaf", f->nodes.nodes_per_leaf, "Nodes per leaf switch (tephra.io/leaf label; 0: none)");

@@ -1,9 +1,13 @@
 #include "tephra/nodesim/config.h"
 
+#include <charconv>
+#include <functional>
 #include <set>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
+
+#include "tephra/api/devices.h"
 
 namespace tephra::nodesim {
 namespace {
@@ -76,6 +80,65 @@ void AddVgpuCapacity(NodeGroup& g) {
   g.capacity["volcano.sh/vgpu-number"] = Quantity::FromUnits(n * g.vgpu_split);
   g.capacity["volcano.sh/vgpu-memory"] = Quantity::FromUnits(n * g.vgpu_memory_mib);
   g.capacity["volcano.sh/vgpu-cores"] = Quantity::FromUnits(n * 100);
+}
+
+// GPU Feature Discovery's labels and the MIG strategies' resources, after the group's capacity is known.
+// `field` names a setting as the user wrote it ("nodes[0].gpu.mig.profiles" or "--mig-profiles").
+Status ApplyGpuFeatures(NodeGroup& g, const std::function<std::string(const char*)>& field) {
+  const std::string& strategy = g.mig_strategy;
+  if (!strategy.empty() && strategy != "none" && strategy != "single" && strategy != "mixed")
+    return InvalidArgumentError(field("strategy") + ": " + Quote(strategy) + " is not none|single|mixed");
+  const bool mig = strategy == "single" || strategy == "mixed";
+  if (!mig && !g.mig_profiles.empty()) return InvalidArgumentError(field("profiles") + ": needs strategy single or mixed");
+  auto gpus = g.capacity.find(kGpuResource);
+  const int64_t n = gpus == g.capacity.end() ? 0 : gpus->second.Value();
+  if (mig) {
+    if (n <= 0) return InvalidArgumentError(field("strategy") + ": needs nvidia.com/gpu cards to cut (capacity or --gpus)");
+    if (g.vgpu_split > 0) return InvalidArgumentError(field("strategy") + ": MIG and vGPU sharing exclude each other");
+    if (g.mig_profiles.empty()) return InvalidArgumentError(field("profiles") + ": name at least one, e.g. 1g.10gb=7");
+    if (strategy == "single" && g.mig_profiles.size() != 1)
+      return InvalidArgumentError(field("profiles") + ": the single strategy cuts every GPU into one profile");
+    int slices = 0;
+    for (const auto& [name, count] : g.mig_profiles) {
+      auto profile = api::ParseMigProfile(name);
+      if (!profile) return InvalidArgumentError(field("profiles") + ": " + Quote(name) + " is not a MIG profile like 1g.10gb");
+      if (count <= 0) return InvalidArgumentError(field("profiles") + "." + name + ": must be > 0");
+      slices += profile->slices * count;
+    }
+    if (slices > 7)
+      return InvalidArgumentError(field("profiles") + ": uses " + std::to_string(slices) +
+                                  " compute slices per GPU, a GPU has 7");
+  }
+  if (!g.gpu_product.empty()) {
+    g.labels[std::string(api::kGpuProductLabel)] = g.gpu_product;
+    g.labels[std::string(api::kGpuCountLabel)] = std::to_string(n);
+  }
+  if (!mig) return Status::OK();
+  g.labels[std::string(api::kMigCapableLabel)] = "true";
+  g.labels[std::string(api::kMigStrategyLabel)] = strategy;
+  if (strategy == "single") {
+    const auto& [name, count] = *g.mig_profiles.begin();
+    g.capacity[kGpuResource] = Quantity::FromUnits(n * count);
+    if (!g.gpu_product.empty()) g.labels[std::string(api::kGpuProductLabel)] = g.gpu_product + "-MIG-" + name;
+    return Status::OK();
+  }
+  g.capacity.erase(kGpuResource);
+  for (const auto& [name, count] : g.mig_profiles)
+    g.capacity[std::string(api::kMigResourcePrefix) + name] = Quantity::FromUnits(n * count);
+  return Status::OK();
+}
+
+// "1g.10gb=7,2g.20gb=1" -> profile -> count.
+StatusOr<std::map<std::string, int>> ParseMigProfileList(const std::string& text) {
+  std::map<std::string, int> out;
+  TEPHRA_ASSIGN_OR_RETURN(auto pairs, ParseLabelList(text));
+  for (const auto& [name, count] : pairs) {
+    int v = 0;
+    auto [p, ec] = std::from_chars(count.data(), count.data() + count.size(), v);
+    if (ec != std::errc() || p != count.data() + count.size()) return InvalidArgumentError(Quote(count) + " is not a count");
+    out[name] = v;
+  }
+  return out;
 }
 
 // Reads a scalar as a string, or explains what it found instead.
@@ -175,12 +238,41 @@ StatusOr<NodeGroup> GroupFromYaml(const YAML::Node& n, const std::string& path) 
           return InvalidArgumentError(p + "." + tk + ": unknown field (want split, memoryMiB)");
         }
       }
+    } else if (key == "gpu") {
+      if (!v.IsMap()) return InvalidArgumentError(p + ": expected a mapping");
+      for (auto t = v.begin(); t != v.end(); ++t) {
+        std::string tk = t->first.as<std::string>();
+        if (tk == "product") {
+          TEPHRA_ASSIGN_OR_RETURN(g.gpu_product, Scalar(t->second, p + "." + tk));
+        } else if (tk == "mig") {
+          const YAML::Node& m = t->second;
+          if (!m.IsMap()) return InvalidArgumentError(p + ".mig: expected a mapping");
+          for (auto f = m.begin(); f != m.end(); ++f) {
+            std::string fk = f->first.as<std::string>();
+            const std::string fp = p + ".mig." + fk;
+            if (fk == "strategy") {
+              TEPHRA_ASSIGN_OR_RETURN(g.mig_strategy, Scalar(f->second, fp));
+            } else if (fk == "profiles") {
+              if (!f->second.IsMap()) return InvalidArgumentError(fp + ": expected a mapping of profile to count per GPU");
+              for (auto q = f->second.begin(); q != f->second.end(); ++q) {
+                std::string name = q->first.as<std::string>();
+                TEPHRA_ASSIGN_OR_RETURN(g.mig_profiles[name], Int(q->second, fp + "." + name));
+              }
+            } else {
+              return InvalidArgumentError(fp + ": unknown field (want strategy, profiles)");
+            }
+          }
+        } else {
+          return InvalidArgumentError(p + "." + tk + ": unknown field (want product, mig)");
+        }
+      }
     } else {
-      return InvalidArgumentError(p + ": unknown field (want namePrefix, count, capacity, labels, taints, topology, vgpu)");
+      return InvalidArgumentError(p + ": unknown field (want namePrefix, count, capacity, labels, taints, topology, vgpu, gpu)");
     }
   }
   AddVgpuCapacity(g);
   TEPHRA_RETURN_IF_ERROR(CheckGroup(g, path));
+  TEPHRA_RETURN_IF_ERROR(ApplyGpuFeatures(g, [&](const char* f) { return path + ".gpu.mig." + f; }));
   return g;
 }
 
@@ -262,6 +354,12 @@ StatusOr<NodeGroup> GroupFromFlags(const FlagValues& f) {
   g.vgpu_split = f.vgpu_split;
   g.vgpu_memory_mib = f.vgpu_memory_mib;
   AddVgpuCapacity(g);
+  g.gpu_product = f.gpu_product;
+  g.mig_strategy = f.mig_strategy;
+  auto profiles = ParseMigProfileList(f.mig_profiles);
+  if (!profiles.ok()) return Field("--mig-profiles", profiles.status());
+  g.mig_profiles = *profiles;
+  TEPHRA_RETURN_IF_ERROR(ApplyGpuFeatures(g, [](const char* f) { return std::string("--mig-") + f; }));
   return g;
 }
 

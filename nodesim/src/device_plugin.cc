@@ -85,9 +85,18 @@ PodCards ReadPodCards(const json& pod) {
         return n == 0 ? Units(Sub(r, "requests"), name) : n;
       };
       p.requested += units(res);
-      p.vgpu_number += units(std::string(api::kVgpuNumberResource));
-      p.vgpu_memory += units(std::string(api::kVgpuMemoryResource));
+      // A container asks for vGPUs by count, or by memory alone (one card); with neither memory nor a
+      // percentage it gets all of each card's memory.
+      const int64_t number = units(std::string(api::kVgpuNumberResource));
+      const int64_t memory = units(std::string(api::kVgpuMemoryResource));
+      const int64_t count = number > 0 ? number : memory > 0 ? 1 : 0;
+      p.vgpu_number += count;
+      p.vgpu_memory += memory;
       p.vgpu_cores += units(std::string(api::kVgpuCoresResource));
+      if (count > 0) {
+        const int64_t percent = units(std::string(api::kVgpuMemoryPercentageResource));
+        p.vgpu_asks.push_back({count, percent > 0 ? 0 : memory, percent > 0 ? percent : memory > 0 ? 0 : 100});
+      }
     }
   }
   const json& ann = Sub(Sub(pod, "metadata"), "annotations");
@@ -98,8 +107,11 @@ PodCards ReadPodCards(const json& pod) {
   const std::string ids(api::kVgpuIdsAnnotation);
   if (ann.is_object() && ann.contains(ids) && ann[ids].is_string()) {
     p.vgpu_annotated = true;
-    for (auto& container : api::DecodeVgpuIds(ann[ids].get<std::string>()))
-      for (auto& a : container) p.vgpu.push_back(std::move(a));
+    for (auto& container : api::DecodeVgpuIds(ann[ids].get<std::string>())) {
+      if (container.empty()) continue;
+      for (const auto& a : container) p.vgpu.push_back(a);
+      p.vgpu_containers.push_back(std::move(container));
+    }
   }
   return p;
 }
@@ -112,7 +124,25 @@ std::string AdmitVgpu(const NodeCards& node, const PodCards& pod, const std::vec
   if (static_cast<int64_t>(pod.vgpu.size()) != pod.vgpu_number)
     return prefix + "the annotation names " + std::to_string(pod.vgpu.size()) + " GPUs, the pod requests " +
            std::to_string(pod.vgpu_number);
+  // Each container that asks takes the next entry of the annotation, as the device plugin's Allocate does.
+  if (pod.vgpu_containers.size() != pod.vgpu_asks.size())
+    return prefix + "the annotation has cards for " + std::to_string(pod.vgpu_containers.size()) + " containers, " +
+           std::to_string(pod.vgpu_asks.size()) + " containers ask for GPUs";
   std::set<std::string> seen;
+  for (size_t i = 0; i < pod.vgpu_containers.size(); ++i) {
+    const auto& ask = pod.vgpu_asks[i];
+    if (static_cast<int64_t>(pod.vgpu_containers[i].size()) != ask.number)
+      return prefix + "container " + std::to_string(i) + " is given " + std::to_string(pod.vgpu_containers[i].size()) +
+             " GPUs, it asks for " + std::to_string(ask.number);
+    for (const auto& a : pod.vgpu_containers[i]) {
+      auto card = std::find_if(node.vgpus.begin(), node.vgpus.end(), [&](const api::VgpuCard& c) { return c.uuid == a.uuid; });
+      if (card == node.vgpus.end()) continue;  // reported below
+      const int64_t want = ask.percent > 0 ? card->memory * ask.percent / 100 : ask.memory;
+      if (a.memory < want)
+        return prefix + "GPU " + a.uuid + " is given " + std::to_string(a.memory) + " MiB, container " +
+               std::to_string(i) + " asks for " + std::to_string(want);
+    }
+  }
   for (const auto& a : pod.vgpu) {
     auto card = std::find_if(node.vgpus.begin(), node.vgpus.end(), [&](const api::VgpuCard& c) { return c.uuid == a.uuid; });
     if (card == node.vgpus.end()) return prefix + "GPU " + a.uuid + " is not registered on this node";

@@ -113,7 +113,8 @@ std::vector<api::VgpuCard> VgpuCards(const NodeSpec& n) {
   if (n.group->vgpu_split <= 0 || gpus == n.group->capacity.end()) return out;
   for (int64_t i = 0; i < gpus->second.Value(); ++i)
     out.push_back({"GPU-" + n.name + "-" + std::to_string(i), n.group->vgpu_split, n.group->vgpu_memory_mib,
-                   "NVIDIA-Tephra-Sim", true, "hami-core"});
+                   n.group->gpu_product.empty() ? "NVIDIA-Tephra-Sim" : "NVIDIA-" + n.group->gpu_product, true,
+                   "hami-core"});
   return out;
 }
 

@@ -238,12 +238,20 @@ sched::NodeDevices ToNodeDevices(const api::Node& node, const api::AscendDeviceI
     mark(ascend_info->network_unhealthy, sched::CardHealth::kUnhealthy);
     return d;
   }
+  // GPU Feature Discovery's product label names the GPUs of a node whose cards are counted, not modelled
+  // (the NVIDIA device plugin picks them), so `nvidia.com/use-gputype` can still be honoured there. Under the
+  // MIG single strategy it carries the slice's profile ("A100-SXM4-40GB-MIG-1g.5gb").
+  if (auto product = node.metadata.labels.find(std::string(api::kGpuProductLabel));
+      product != node.metadata.labels.end() && !product->second.empty()) {
+    d.kind = sched::DeviceKind::kNvidiaGpu;
+    d.model = product->second;
+  }
   std::string reg = Annotation(node.metadata, api::kVgpuRegisterAnnotation);
   if (reg.empty()) return d;
   auto gpus = api::ParseVgpuRegister(reg);
   if (gpus.empty()) return d;
   d.kind = sched::DeviceKind::kNvidiaGpu;
-  d.model = gpus.front().type;
+  if (d.model.empty()) d.model = gpus.front().type;
   std::set<int> unhealthy;
   for (const auto& id : api::SplitCardList(Annotation(node.metadata, api::kGpuUnhealthyIdsAnnotation))) {
     int i = -1;
@@ -255,12 +263,24 @@ sched::NodeDevices ToNodeDevices(const api::Node& node, const api::AscendDeviceI
     const bool healthy = g.healthy && !unhealthy.count(static_cast<int>(i));
     d.cards.push_back({.id = g.uuid,
                        .index = static_cast<int>(i),
+                       .type = g.type,
                        .health = healthy ? sched::CardHealth::kHealthy : sched::CardHealth::kUnhealthy,
                        .memory = g.memory,
                        .max_sharers = g.split});
   }
   return d;
 }
+
+namespace {
+
+// Whether a pod's requests count NVIDIA GPUs: whole ones or MIG slices.
+bool RequestsNvidiaGpu(const api::ResourceList& req) {
+  for (const auto& [name, q] : req)
+    if (q.Value() > 0 && (name == api::kNvidiaGpuResource || api::MigProfileOfResource(name))) return true;
+  return false;
+}
+
+}  // namespace
 
 sched::DeviceRequest ToDeviceRequest(const api::Pod& pod) {
   sched::DeviceRequest r;
@@ -274,12 +294,44 @@ sched::DeviceRequest ToDeviceRequest(const api::Pod& pod) {
     r.whole = static_cast<int32_t>(std::min<int64_t>(n, 1 << 20));
     return r;
   }
-  if (int64_t n = get(api::kVgpuNumberResource); n > 0) {
-    r.kind = sched::DeviceKind::kNvidiaGpu;
-    r.shared = static_cast<int32_t>(std::min<int64_t>(n, 1 << 20));
-    r.memory = get(api::kVgpuMemoryResource);
-    r.cores = static_cast<int32_t>(std::clamp<int64_t>(get(api::kVgpuCoresResource), 0, 100) * 10);
+  sched::DeviceDetail detail;
+  detail.use_types = api::SplitAnnotationList(Annotation(pod.metadata, api::kGpuUseTypeAnnotation));
+  detail.nouse_types = api::SplitAnnotationList(Annotation(pod.metadata, api::kGpuNoUseTypeAnnotation));
+  // vGPU requests per container, as the vGPU device plugin reads them: a container asks when it names a
+  // card count or memory (memory alone = one card); with neither memory nor a percentage it gets all of each
+  // card's memory. A pod's shares each take a distinct card; memory and compute per card are the largest any
+  // container asks, so every container's limit is honoured (docs/devices.md).
+  auto of = [](const api::Container& c, std::string_view name) -> std::optional<int64_t> {
+    for (const auto* list : {&c.resources.limits, &c.resources.requests})
+      if (auto it = list->find(std::string(name)); it != list->end()) return it->second.Value();
+    return std::nullopt;
+  };
+  int64_t total = 0;
+  for (const auto& c : pod.spec.containers) {
+    const auto number = of(c, api::kVgpuNumberResource);
+    const auto memory = of(c, api::kVgpuMemoryResource);
+    const int64_t count = number ? std::clamp<int64_t>(*number, 0, 1 << 16) : (memory ? 1 : 0);
+    if (count == 0) continue;
+    detail.per_container.push_back(static_cast<int32_t>(count));
+    total += count;
+    const int64_t percent = std::clamp<int64_t>(of(c, api::kVgpuMemoryPercentageResource).value_or(memory ? 0 : 100), 0, 100);
+    r.memory = std::max(r.memory, memory.value_or(0));
+    r.memory_percent = std::max(r.memory_percent, static_cast<int32_t>(percent));
+    r.cores = std::max(r.cores, static_cast<int32_t>(std::clamp<int64_t>(of(c, api::kVgpuCoresResource).value_or(0), 0, 100) * 10));
   }
+  if (total > 0) {
+    r.kind = sched::DeviceKind::kNvidiaGpu;
+    r.shared = static_cast<int32_t>(total);
+    detail.use_ids = api::SplitAnnotationList(Annotation(pod.metadata, api::kVgpuUseUuidAnnotation));
+    detail.nouse_ids = api::SplitAnnotationList(Annotation(pod.metadata, api::kVgpuNoUseUuidAnnotation));
+    if (detail.per_container.size() <= 1) detail.per_container.clear();
+  } else if (!detail.HasFilter() || !RequestsNvidiaGpu(req)) {
+    return r;
+  } else {
+    r.kind = sched::DeviceKind::kNvidiaGpu;  // counted GPUs with a product filter
+  }
+  if (detail.HasFilter() || !detail.per_container.empty())
+    r.detail = std::make_shared<const sched::DeviceDetail>(std::move(detail));
   return r;
 }
 
@@ -303,10 +355,20 @@ std::map<std::string, std::string> DeviceBindAnnotations(const sched::BindDecisi
     out[std::string(api::kAscendPredicateTimeAnnotation)] =
         std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch).count());
   } else if (d.devices.kind == sched::DeviceKind::kNvidiaGpu) {
-    std::vector<api::VgpuAssignment> cards;
-    for (const auto& id : d.cards) cards.push_back({id, d.devices.memory, d.devices.cores / 10});
+    // Cards in order, each container taking its count; a pod of one container takes them all.
+    std::vector<std::vector<api::VgpuAssignment>> per_container;
+    const std::vector<int32_t> one{static_cast<int32_t>(d.cards.size())};
+    const auto& split = d.devices.detail && !d.devices.detail->per_container.empty() ? d.devices.detail->per_container : one;
+    size_t next = 0;
+    for (int32_t count : split) {
+      auto& cards = per_container.emplace_back();
+      for (int32_t k = 0; k < count && next < d.cards.size(); ++k, ++next) {
+        const int64_t memory = next < d.card_memory.size() ? d.card_memory[next] : d.devices.memory;
+        cards.push_back({d.cards[next], memory, d.devices.cores / 10});
+      }
+    }
     const std::string seconds = std::to_string(std::chrono::duration_cast<std::chrono::seconds>(since_epoch).count());
-    out[std::string(api::kVgpuIdsAnnotation)] = api::EncodeVgpuIds({cards});
+    out[std::string(api::kVgpuIdsAnnotation)] = api::EncodeVgpuIds(per_container);
     out[std::string(api::kVgpuToAllocateAnnotation)] = out[std::string(api::kVgpuIdsAnnotation)];
     out[std::string(api::kVgpuNodeAnnotation)] = d.node;
     out[std::string(api::kVgpuTimeAnnotation)] = seconds;
@@ -350,7 +412,11 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
   if (t.role.empty())
     if (auto it = pod.metadata.labels.find(std::string(api::kTaskSpecKey)); it != pod.metadata.labels.end())
       t.role = it->second;
-  t.request = ToResource(api::PodRequests(pod.spec), reg);
+  api::ResourceList requests = api::PodRequests(pod.spec);
+  // A percentage of each card's memory is no quantity a node holds: the card model accounts for it
+  // (DeviceRequest::memory_percent), and no device plugin advertises it.
+  requests.erase(std::string(api::kVgpuMemoryPercentageResource));
+  t.request = ToResource(requests, reg);
   std::tie(t.score_cpu, t.score_memory) = ScoreRequests(pod.spec);
   // kube-scheduler's NodePorts reads app containers' ports only; hostPort 0 binds nothing on the node.
   for (const auto& c : pod.spec.containers)

@@ -48,7 +48,8 @@ void CompactPod(json* j) {
       for (std::string_view k : {api::kPodGroupAnnotation, api::kTaskSpecKey, api::kSchedulingQueueNameAnnotation,
                                  api::kNetworkTopologyModeAnnotation, api::kNetworkTopologyHighestTierAnnotation,
                                  api::kAscend910Resource, std::string_view("huawei.com/AscendReal"),
-                                 api::kVgpuIdsAnnotation})
+                                 api::kVgpuIdsAnnotation, api::kGpuUseTypeAnnotation, api::kGpuNoUseTypeAnnotation,
+                                 api::kVgpuUseUuidAnnotation, api::kVgpuNoUseUuidAnnotation})
         if (auto it = a->find(std::string(k)); it != a->end()) keep[std::string(k)] = *it;
       *a = std::move(keep);
     }

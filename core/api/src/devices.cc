@@ -131,4 +131,39 @@ std::vector<std::vector<VgpuAssignment>> DecodeVgpuIds(std::string_view annotati
   return out;
 }
 
+std::string MigProfile::Name() const {
+  std::string out = std::to_string(slices) + "g." + std::to_string(memory_gb) + "gb";
+  if (!extension.empty()) out += "+" + extension;
+  return out;
+}
+
+std::string MigProfile::ResourceName() const { return std::string(kMigResourcePrefix) + Name(); }
+
+std::optional<MigProfile> ParseMigProfile(std::string_view name) {
+  MigProfile p;
+  if (size_t plus = name.find('+'); plus != std::string_view::npos) {
+    p.extension = std::string(name.substr(plus + 1));
+    name = name.substr(0, plus);
+    if (p.extension.empty()) return std::nullopt;
+  }
+  const size_t g = name.find("g.");
+  if (g == std::string_view::npos || name.size() < g + 4 || name.substr(name.size() - 2) != "gb") return std::nullopt;
+  if (!ParseInt(name.substr(0, g), &p.slices) || !ParseInt(name.substr(g + 2, name.size() - g - 4), &p.memory_gb))
+    return std::nullopt;
+  if (p.slices < 1 || p.slices > 8 || p.memory_gb < 1) return std::nullopt;
+  return p;
+}
+
+std::optional<MigProfile> MigProfileOfResource(std::string_view resource) {
+  if (resource.substr(0, kMigResourcePrefix.size()) != kMigResourcePrefix) return std::nullopt;
+  return ParseMigProfile(resource.substr(kMigResourcePrefix.size()));
+}
+
+std::optional<MigProfile> MigProfileOfProduct(std::string_view product) {
+  constexpr std::string_view kMarker = "-MIG-";
+  const size_t at = product.rfind(kMarker);
+  if (at == std::string_view::npos) return std::nullopt;
+  return ParseMigProfile(product.substr(at + kMarker.size()));
+}
+
 }  // namespace tephra::api

@@ -163,10 +163,19 @@ uint32_t ClusterState::InternShape(const TaskInfo& t) {
   std::string key;
   key.reserve(256);
   for (int64_t v : t.request.raw()) { key += std::to_string(v); key += ','; }
-  if (!t.devices.empty()) {
+  if (!t.devices.empty() || t.devices.detail) {
     key += 'd';
     for (int64_t v : {int64_t{static_cast<int>(t.devices.kind)}, int64_t{t.devices.whole}, int64_t{t.devices.shared},
-                      t.devices.memory, int64_t{t.devices.cores}}) { key += std::to_string(v); key += ','; }
+                      t.devices.memory, int64_t{t.devices.memory_percent}, int64_t{t.devices.cores}}) {
+      key += std::to_string(v);
+      key += ',';
+    }
+    if (const auto& d = t.devices.detail) {
+      for (const auto* list : {&d->use_types, &d->nouse_types, &d->use_ids, &d->nouse_ids}) {
+        for (const auto& v : *list) { key += v; key += ','; }
+        key += ';';
+      }
+    }
   }
   key += t.ns; key += '|';
   for (const auto& [k, v] : t.node_selector) { key += k; key += '='; key += v; key += ';'; }

@@ -1,6 +1,7 @@
 #include "tephra/sched/devices.h"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 #include <tuple>
 
@@ -257,9 +258,37 @@ core::StatusOr<std::vector<int>> ChooseWhole(const NodeDevices& node, int32_t co
 
 }  // namespace
 
+namespace {
+
+bool ContainsNoCase(std::string_view hay, std::string_view needle) {
+  auto lower = [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); };
+  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
+                     [&](char a, char b) { return lower(a) == lower(b); }) != hay.end();
+}
+
+bool AnyContained(std::string_view hay, const std::vector<std::string>& needles) {
+  return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) { return ContainsNoCase(hay, n); });
+}
+
+}  // namespace
+
+bool DeviceDetail::AllowsModel(std::string_view model) const {
+  if (!use_types.empty()) return AnyContained(model, use_types);
+  return !AnyContained(model, nouse_types);
+}
+
+bool DeviceDetail::Allows(std::string_view type, std::string_view id) const {
+  if (!AllowsModel(type)) return false;
+  if (!use_ids.empty() && std::find(use_ids.begin(), use_ids.end(), id) == use_ids.end()) return false;
+  return std::find(nouse_ids.begin(), nouse_ids.end(), id) == nouse_ids.end();
+}
+
 bool ShareFits(const Card& c, const DeviceRequest& req) {
   if (!c.Healthy() || c.owners > 0 || c.sharers >= c.max_sharers) return false;
-  if (req.memory > 0 && c.memory - c.used_memory < req.memory) return false;
+  const int64_t memory = req.MemoryOn(c);
+  if (memory > 0 && c.memory - c.used_memory < memory) return false;
+  if (req.cores >= 1000 && c.sharers > 0) return false;  // all of the compute = the card alone
+  if (req.cores == 0 && c.used_cores >= 1000) return false;
   return 1000 - c.used_cores >= req.cores;
 }
 
@@ -268,11 +297,15 @@ namespace {
 core::StatusOr<std::vector<int>> ChooseShared(const NodeDevices& node, const DeviceRequest& req, SharePolicy policy) {
   std::vector<int> fit;
   for (size_t i = 0; i < node.cards.size(); ++i)
-    if (ShareFits(node.cards[i], req)) fit.push_back(static_cast<int>(i));
-  if (static_cast<int>(fit.size()) < req.shared)
-    return NoFit("needs " + std::to_string(req.shared) + " shared cards with " + std::to_string(req.memory) +
-                 " MiB and " + std::to_string(req.cores / 10) + "% compute free; " + std::to_string(fit.size()) +
-                 " of " + std::to_string(node.cards.size()) + " have that");
+    if (ShareFits(node.cards[i], req) && req.Allows(node, node.cards[i])) fit.push_back(static_cast<int>(i));
+  if (static_cast<int>(fit.size()) < req.shared) {
+    const std::string memory = req.memory_percent > 0 ? std::to_string(req.memory_percent) + "% of the memory"
+                                                       : std::to_string(req.memory) + " MiB";
+    return NoFit("needs " + std::to_string(req.shared) + " shared cards with " + memory + " and " +
+                 std::to_string(req.cores / 10) + "% compute free" +
+                 (req.detail && req.detail->HasFilter() ? " among the GPUs the pod accepts" : "") + "; " +
+                 std::to_string(fit.size()) + " of " + std::to_string(node.cards.size()) + " have that");
+  }
   auto load = [&](int p) {
     const Card& c = node.cards[static_cast<size_t>(p)];
     return std::make_tuple(c.used_cores, c.memory > 0 ? c.used_memory * 1000 / c.memory : 0, c.sharers);
@@ -296,7 +329,7 @@ bool CardsFit(const NodeDevices& node, const DeviceRequest& req) {
   if (req.empty()) return true;
   if (req.shared > 0) {
     int fit = 0;
-    for (const auto& c : node.cards) fit += ShareFits(c, req);
+    for (const auto& c : node.cards) fit += ShareFits(c, req) && req.Allows(node, c);
     return fit >= req.shared;
   }
   if (node.WholeFreeCount() < req.whole) return false;
@@ -314,7 +347,7 @@ void HoldCards(NodeDevices& node, const DeviceRequest& req, const std::vector<st
       c.owners += sign;
     } else {
       c.sharers += sign;
-      c.used_memory += sign * req.memory;
+      c.used_memory += sign * req.MemoryOn(c);
       c.used_cores += sign * req.cores;
     }
   }

@@ -88,7 +88,12 @@ void Statement::Commit(CycleResult* out, std::vector<Entry>* pipelined) {
       case Op::kAllocate:
         if (t->status != TaskStatus::kAllocated) break;
         state_->Transition({}, *t, TaskStatus::kBinding, t->node);
-        out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job, {}, {}, t->devices, t->cards});
+        out->binds.push_back({t->uid, t->ns, t->name, t->node, t->job, {}, {}, t->devices, t->cards, {}});
+        if (t->devices.shared > 0)
+          if (const NodeInfo* n = state_->FindNode(t->node))
+            for (const auto& id : t->cards)
+              if (int p = n->devices.FindCard(id); p >= 0)
+                out->binds.back().card_memory.push_back(t->devices.MemoryOn(n->devices.cards[static_cast<size_t>(p)]));
         for (const auto& claim : t->claims) {
           const std::string key = t->ns + "/" + claim;
           const ClaimInfo* c = state_->FindClaim(key);

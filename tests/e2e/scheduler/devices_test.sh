@@ -15,6 +15,9 @@
 #     over the node's annotations;
 #  6. vGPU pods of 6000 MiB share the 2 GPUs two by two: 4 run, each GPU named by two of them, and a fifth
 #     stays Pending (a third on either GPU would need 18000 MiB of its 16000).
+#  7. GPU models and MIG: a two-container vGPU pod that accepts only A100s runs on the A100 node with one
+#     card per container (one by percentage of its memory); a pod that accepts only H100s stays Pending with
+#     the reason; a pod asking for MIG slices by profile name (mixed strategy) runs on the MIG node.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
@@ -36,11 +39,20 @@ nodes:
   count: 1
   capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "2"}
   vgpu: {split: 10, memoryMiB: 16000}
+- namePrefix: a100-
+  count: 1
+  capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "2"}
+  vgpu: {split: 4, memoryMiB: 40000}
+  gpu: {product: A100-SXM4-40GB}
+- namePrefix: mig-
+  count: 1
+  capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "2"}
+  gpu: {product: A100-SXM4-80GB, mig: {strategy: mixed, profiles: {1g.10gb: 7}}}
 NODES
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --config "$LOGS/nodes.yaml" ||
   fail "tephra nodesim did not start"
 node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
-wait_until "9 nodes registered" 90 node_count 9 || fail "nodesim did not register 9 nodes"
+wait_until "11 nodes registered" 90 node_count 11 || fail "nodesim did not register 11 nodes"
 k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
 k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true  # see scheduler_test.sh
 HEALTH_PORT=$(free_port)
@@ -162,4 +174,40 @@ per_gpu=$(gpus_of share | sort | uniq -c | awk '{print $1}' | sort -u | tr '\n' 
 wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
 [ -z "$(k get pod extra-0 -o jsonpath='{.spec.nodeName}')" ] || fail "a third 6000 MiB share was placed on a 16000 MiB GPU"
 note "6. share: 4/4 running, two per GPU; a fifth stays Pending ($(k get podgroup extra -o jsonpath='{.status.conditions[?(@.type=="Unschedulable")].message}' | cut -c1-200))"
+
+# ------------------------------------------------------------------ 7. GPU models, containers, MIG
+k uncordon a100-0 >/dev/null
+k uncordon mig-0 >/dev/null
+gpu_pod() {  # gpu_pod <name> <group> <use-gputype> <containers yaml...>
+  local name=$1 group=$2 types=$3
+  shift 3
+  printf '%s
+' "apiVersion: v1" "kind: Pod"     "metadata:" "  name: $name" "  namespace: default" "  labels: {e2e-group: $group}"     "  annotations: {scheduling.k8s.io/group-name: $group, nvidia.com/use-gputype: \"$types\"}"     "spec:" "  schedulerName: volcano" "  restartPolicy: Never" "  terminationGracePeriodSeconds: 1"     "  containers:" "$@" "---"
+}
+{
+  podgroup pair 1
+  gpu_pod pair-0 pair a100 \
+    "  - {name: a, image: busybox, resources: {limits: {cpu: \"1\", volcano.sh/vgpu-number: \"1\", volcano.sh/vgpu-memory-percentage: \"25\"}}}" \
+    "  - {name: b, image: busybox, resources: {limits: {cpu: \"1\", volcano.sh/vgpu-number: \"1\", volcano.sh/vgpu-memory: \"8000\"}}}"
+  podgroup h100 1
+  gpu_pod h100-0 h100 H100 "  - {name: a, image: busybox, resources: {limits: {cpu: \"1\", volcano.sh/vgpu-number: \"1\"}}}"
+  podgroup slice 1
+  gpu_pod slice-0 slice A100 "  - {name: a, image: busybox, resources: {limits: {cpu: \"1\", nvidia.com/mig-1g.10gb: \"3\"}}}"
+} | k create -f - >/dev/null
+phase_of() { k get pod "$1" -o jsonpath='{.status.phase}'; }
+pair_running() { [ "$(phase_of pair-0)" = Running ]; }
+wait_until "the two-container A100 pod running" 90 pair_running ||
+  fail "pair-0: $(phase_of pair-0) $(k get pod pair-0 -o jsonpath='{.status.message}')"
+[ "$(k get pod pair-0 -o jsonpath='{.spec.nodeName}')" = a100-0 ] || fail "pair-0 is not on the A100 node"
+ids=$(k get pod pair-0 -o jsonpath='{.metadata.annotations.volcano\.sh/vgpu-ids-new}')
+[ "$(echo "$ids" | tr ';' '\n' | grep -c NVIDIA)" -eq 2 ] || fail "pair-0: want one card per container, got $ids"
+echo "$ids" | grep -q ',NVIDIA,10000,' || fail "pair-0: 25% of a 40000 MiB card should be 10000 MiB: $ids"
+h100_reason() { k get podgroup h100 -o jsonpath='{range .status.conditions[*]}{.message}{"\n"}{end}' | grep -q "no GPU the pod accepts"; }
+wait_until "h100's PodGroup says no GPU is accepted" 60 h100_reason ||
+  fail "h100: conditions: $(k get podgroup h100 -o jsonpath='{.status.conditions}')"
+[ -z "$(k get pod h100-0 -o jsonpath='{.spec.nodeName}')" ] || fail "the H100-only pod was bound"
+slice_running() { [ "$(phase_of slice-0)" = Running ]; }
+wait_until "the MIG pod running" 90 slice_running || fail "slice-0: $(phase_of slice-0)"
+[ "$(k get pod slice-0 -o jsonpath='{.spec.nodeName}')" = mig-0 ] || fail "slice-0 is not on the MIG node"
+note "7. pair-0 on a100-0 ($ids); h100-0 Pending (no GPU accepted); slice-0 on mig-0"
 echo "PASS"

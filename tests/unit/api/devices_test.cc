@@ -51,5 +51,27 @@ TEST(DevicesProtocol, VgpuIdsPerContainer) {
   EXPECT_TRUE(DecodeVgpuIds("").empty());
 }
 
+TEST(DevicesProtocol, MigProfileNames) {
+  auto p = ParseMigProfile("1g.10gb");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->slices, 1);
+  EXPECT_EQ(p->memory_gb, 10);
+  EXPECT_EQ(p->Name(), "1g.10gb");
+  EXPECT_EQ(p->ResourceName(), "nvidia.com/mig-1g.10gb");
+  auto me = ParseMigProfile("1g.10gb+me");
+  ASSERT_TRUE(me);
+  EXPECT_EQ(me->extension, "me");
+  EXPECT_EQ(me->Name(), "1g.10gb+me");
+  EXPECT_EQ(MigProfileOfResource("nvidia.com/mig-7g.80gb"), (MigProfile{.slices = 7, .memory_gb = 80}));
+  EXPECT_EQ(MigProfileOfResource("nvidia.com/mig-3g.40gb")->slices, 3);
+  EXPECT_FALSE(MigProfileOfResource("nvidia.com/gpu"));
+  EXPECT_FALSE(MigProfileOfResource("nvidia.com/mig-"));
+  // Single strategy: the profile rides on GPU Feature Discovery's product label.
+  EXPECT_EQ(MigProfileOfProduct("A100-SXM4-40GB-MIG-1g.5gb"), (MigProfile{.slices = 1, .memory_gb = 5}));
+  EXPECT_FALSE(MigProfileOfProduct("A100-SXM4-40GB"));
+  for (const char* bad : {"", "g.10gb", "1g.gb", "1g.10", "0g.5gb", "9g.80gb", "xg.10gb", "1g.10gb+", "1g10gb"})
+    EXPECT_FALSE(ParseMigProfile(bad)) << bad;
+}
+
 }  // namespace
 }  // namespace tephra::api

@@ -176,5 +176,63 @@ TEST(GroupFromFlags, VgpuSharesEachGpu) {
   EXPECT_NE(bad.status().message().find("nodes[0].vgpu: needs nvidia.com/gpu"), std::string::npos) << bad.status();
 }
 
+TEST(GroupFromFlags, MigStrategiesAdvertiseSlicesAsTheDevicePluginWould) {
+  FlagValues f;
+  f.nodes = 1;
+  f.gpus = 8;
+  f.gpu_product = "A100-SXM4-80GB";
+  auto plain = GroupFromFlags(f);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->labels.at("nvidia.com/gpu.product"), "A100-SXM4-80GB");
+  EXPECT_EQ(plain->labels.at("nvidia.com/gpu.count"), "8");
+  EXPECT_EQ(plain->capacity.at("nvidia.com/gpu").Value(), 8);
+  EXPECT_FALSE(plain->labels.count("nvidia.com/mig.strategy"));
+
+  f.mig_strategy = "mixed";
+  f.mig_profiles = "3g.40gb=1,2g.20gb=2";
+  auto mixed = GroupFromFlags(f);
+  ASSERT_TRUE(mixed.ok()) << mixed.status();
+  EXPECT_FALSE(mixed->capacity.count("nvidia.com/gpu"));  // every GPU is cut
+  EXPECT_EQ(mixed->capacity.at("nvidia.com/mig-3g.40gb").Value(), 8);
+  EXPECT_EQ(mixed->capacity.at("nvidia.com/mig-2g.20gb").Value(), 16);
+  EXPECT_EQ(mixed->labels.at("nvidia.com/mig.strategy"), "mixed");
+  EXPECT_EQ(mixed->labels.at("nvidia.com/mig.capable"), "true");
+
+  f.mig_strategy = "single";
+  f.mig_profiles = "1g.10gb=7";
+  auto single = GroupFromFlags(f);
+  ASSERT_TRUE(single.ok()) << single.status();
+  EXPECT_EQ(single->capacity.at("nvidia.com/gpu").Value(), 56);
+  EXPECT_EQ(single->labels.at("nvidia.com/gpu.product"), "A100-SXM4-80GB-MIG-1g.10gb");
+
+  auto refused = [&](const std::string& strategy, const std::string& profiles) {
+    FlagValues g = f;
+    g.mig_strategy = strategy;
+    g.mig_profiles = profiles;
+    auto r = GroupFromFlags(g);
+    EXPECT_FALSE(r.ok()) << strategy << " " << profiles;
+    return r.ok() ? std::string() : std::string(r.status().message());
+  };
+  EXPECT_NE(refused("single", "1g.10gb=7,7g.80gb=1").find("--mig-profiles: the single strategy cuts every GPU into one"),
+            std::string::npos);
+  EXPECT_NE(refused("mixed", "1g.10gb=8").find("uses 8 compute slices per GPU, a GPU has 7"), std::string::npos);
+  EXPECT_NE(refused("mixed", "big=1").find("\"big\" is not a MIG profile"), std::string::npos);
+  EXPECT_NE(refused("mixed", "").find("--mig-profiles: name at least one"), std::string::npos);
+  EXPECT_NE(refused("sometimes", "1g.10gb=1").find("--mig-strategy: \"sometimes\" is not none|single|mixed"),
+            std::string::npos);
+  EXPECT_NE(refused("", "1g.10gb=1").find("needs strategy single or mixed"), std::string::npos);
+
+  auto yaml = ParseConfigYaml(
+      "nodes:\n- count: 1\n  capacity: {nvidia.com/gpu: \"4\"}\n"
+      "  gpu: {product: H100-SXM5-80GB, mig: {strategy: mixed, profiles: {1g.10gb: 7}}}\n");
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  EXPECT_EQ(yaml->groups[0].capacity.at("nvidia.com/mig-1g.10gb").Value(), 28);
+  EXPECT_EQ(yaml->groups[0].labels.at("nvidia.com/gpu.product"), "H100-SXM5-80GB");
+  auto bad = ParseConfigYaml("nodes:\n- count: 1\n  gpu: {mig: {strategy: single, profiles: {1g.10gb: 7}}}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("nodes[0].gpu.mig.strategy: needs nvidia.com/gpu"), std::string::npos)
+      << bad.status();
+}
+
 }  // namespace
 }  // namespace tephra::nodesim

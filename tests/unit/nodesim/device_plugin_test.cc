@@ -78,6 +78,8 @@ PodCards Vgpu(int64_t memory, int64_t cores, std::vector<std::string> uuids) {
   p.vgpu_cores = cores;
   p.vgpu_annotated = true;
   for (auto& u : uuids) p.vgpu.push_back({u, memory, static_cast<int32_t>(cores)});
+  p.vgpu_asks = {{p.vgpu_number, memory, 0}};
+  p.vgpu_containers = {p.vgpu};
   return p;
 }
 
@@ -106,6 +108,32 @@ TEST(DevicePlugin, SharedGpusUpToMemoryComputeAndSharers) {
   EXPECT_EQ(read.vgpu_memory, 6000);
   ASSERT_EQ(read.vgpu.size(), 1u);
   EXPECT_EQ(read.vgpu[0].uuid, "GPU-a");
+}
+
+TEST(DevicePlugin, EachContainerTakesItsEntryWithTheMemoryItAsks) {
+  NodeCards n;
+  n.vgpus = {{"GPU-a", 4, 16000, "T", true, "hami-core"}, {"GPU-b", 4, 16000, "T", true, "hami-core"},
+             {"GPU-c", 4, 40000, "T", true, "hami-core"}};
+  auto pod = [](const std::string& ids) {
+    json containers = json::array(
+        {{{"name", "sidecar"}},
+         {{"name", "a"}, {"resources", {{"limits", {{"volcano.sh/vgpu-memory", "2000"}}}}}},  // memory alone: 1 card
+         {{"name", "b"}, {"resources", {{"limits", {{"volcano.sh/vgpu-number", "2"}, {"volcano.sh/vgpu-memory-percentage", "50"}}}}}}});
+    return ReadPodCards({{"metadata", {{"annotations", {{"volcano.sh/vgpu-ids-new", ids}}}}}, {"spec", {{"containers", containers}}}});
+  };
+  PodCards ok = pod("GPU-a,NVIDIA,2000,0:;GPU-b,NVIDIA,8000,0:GPU-c,NVIDIA,20000,0:");
+  EXPECT_EQ(ok.vgpu_number, 3);
+  ASSERT_EQ(ok.vgpu_asks.size(), 2u);
+  EXPECT_EQ(ok.vgpu_asks[1].percent, 50);
+  EXPECT_EQ(AdmitCards(n, ok, {}), "");
+  // All three cards written for the first container: the second gets none.
+  EXPECT_NE(AdmitCards(n, pod("GPU-a,NVIDIA,2000,0:GPU-b,NVIDIA,8000,0:GPU-c,NVIDIA,20000,0:"), {}).find(
+                "cards for 1 containers, 2 containers ask"),
+            std::string::npos);
+  // Half of GPU-c is 20000 MiB; 8000 is too little.
+  EXPECT_NE(AdmitCards(n, pod("GPU-a,NVIDIA,2000,0:;GPU-b,NVIDIA,8000,0:GPU-c,NVIDIA,8000,0:"), {}).find(
+                "GPU-c is given 8000 MiB, container 1 asks for 20000"),
+            std::string::npos);
 }
 
 }  // namespace

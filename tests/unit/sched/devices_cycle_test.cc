@@ -203,5 +203,60 @@ TEST_F(DeviceCycle, VgpuPodsShareAGpuUpToItsMemoryAndNoFurther) {
   EXPECT_TRUE(r.binds.empty());
 }
 
+TEST_F(DeviceCycle, GpuProductFilterPicksNodesAndSaysWhyNot) {
+  // Two nodes of counted GPUs (no card model), known only by GPU Feature Discovery's product label.
+  for (const auto& [name, product] : {std::pair<std::string, std::string>{"v100", "Tesla-V100-SXM2-32GB"},
+                                      {"a100", "A100-SXM4-80GB"}}) {
+    NodeInfo n;
+    n.name = name;
+    n.allocatable = Resource::CpuMem(64000, 256 * kGi).With(kPods, 110).With(c_.gpu(), 8);
+    n.devices.kind = DeviceKind::kNvidiaGpu;
+    n.devices.model = product;
+    c_.st().UpsertNode(n);
+  }
+  auto want = [](std::vector<std::string> use) {
+    auto d = std::make_shared<DeviceDetail>();
+    d->use_types = std::move(use);
+    return DeviceRequest{.kind = DeviceKind::kNvidiaGpu, .detail = d};
+  };
+  JobInfo a = c_.Job("wants-a100", 1);
+  c_.AddJob(a);
+  TaskInfo t = c_.Pod(a, 0, Resource::CpuMem(1000, kGi).With(c_.gpu(), 1));
+  t.devices = want({"A100"});
+  c_.st().UpsertPod(t);
+  JobInfo h = c_.Job("wants-h100", 1);
+  c_.AddJob(h);
+  TaskInfo u = c_.Pod(h, 0, Resource::CpuMem(1000, kGi).With(c_.gpu(), 1));
+  u.devices = want({"H100"});
+  c_.st().UpsertPod(u);
+  CycleResult r = c_.Run();
+  ASSERT_EQ(r.binds.size(), 1u);
+  EXPECT_EQ(r.binds[0].node, "a100");
+  EXPECT_TRUE(r.binds[0].cards.empty());  // counted: the device plugin picks the GPU
+  const JobInfo* pending = c_.st().FindJob(h.key);
+  ASSERT_NE(pending, nullptr);
+  EXPECT_NE(pending->sched.message.find("had no GPU the pod accepts"), std::string::npos) << pending->sched.message;
+}
+
+TEST_F(DeviceCycle, MemoryPercentageTravelsAsMiBPerCard) {
+  NodeInfo n;
+  n.name = "g0";
+  n.allocatable = Resource::CpuMem(64000, 256 * kGi).With(kPods, 110).With(c_.gpu(), 1);
+  n.devices.kind = DeviceKind::kNvidiaGpu;
+  n.devices.cards.push_back({.id = "GPU-aaaa", .index = 0, .memory = 40000, .max_sharers = 10});
+  c_.st().UpsertNode(n);
+  JobInfo j = c_.Job("infer", 1);
+  c_.AddJob(j);
+  for (int i = 0; i < 3; ++i) {
+    TaskInfo t = c_.Pod(j, i, Resource::CpuMem(1000, kGi));
+    t.devices = {.kind = DeviceKind::kNvidiaGpu, .shared = 1, .memory_percent = 40};
+    c_.st().UpsertPod(t);
+  }
+  CycleResult r = c_.Run();
+  ASSERT_EQ(r.binds.size(), 2u);  // 40% + 40%; a third would need 120%
+  for (const auto& b : r.binds) EXPECT_EQ(b.card_memory, std::vector<int64_t>{16000});
+  EXPECT_EQ(c_.st().FindNode("g0")->devices.cards[0].used_memory, 32000);
+}
+
 }  // namespace
 }  // namespace tephra::sched

@@ -274,5 +274,61 @@ TEST(Devices, BinpackTakesTheFullestCardAndSpreadTheEmptiest) {
   EXPECT_EQ(*ChooseCards(n, r, SharePolicy::kSpread), std::vector<int>{1});
 }
 
+TEST(Devices, VgpuPluginRulesForAllOrNoCompute) {
+  NodeDevices n = Gpus(1, 16000, 10);
+  const DeviceRequest all{.kind = DeviceKind::kNvidiaGpu, .shared = 1, .memory = 1000, .cores = 1000};
+  const DeviceRequest none{.kind = DeviceKind::kNvidiaGpu, .shared = 1, .memory = 1000, .cores = 0};
+  EXPECT_TRUE(CardsFit(n, all));
+  HoldCards(n, none, {"GPU-0"}, +1);
+  EXPECT_FALSE(CardsFit(n, all));  // all of the compute = the card alone, even beside a pod asking none
+  HoldCards(n, none, {"GPU-0"}, -1);
+  HoldCards(n, all, {"GPU-0"}, +1);
+  EXPECT_FALSE(CardsFit(n, none));  // no compute left at all: not even for a pod asking none
+}
+
+TEST(Devices, MemoryPercentageIsOfEachCard) {
+  NodeDevices n = Gpus(2, 16000, 10);
+  n.cards[1].memory = 40000;
+  const DeviceRequest half{.kind = DeviceKind::kNvidiaGpu, .shared = 1, .memory_percent = 50};
+  HoldCards(n, half, {"GPU-0", "GPU-1"}, +1);
+  EXPECT_EQ(n.cards[0].used_memory, 8000);
+  EXPECT_EQ(n.cards[1].used_memory, 20000);
+  HoldCards(n, half, {"GPU-0"}, +1);
+  EXPECT_EQ(n.cards[0].used_memory, 16000);
+  auto got = ChooseCards(n, half);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, std::vector<int>{1});  // GPU-0 is full
+  HoldCards(n, half, {"GPU-1"}, +1);
+  auto none = ChooseCards(n, half);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("50% of the memory"), std::string::npos) << none.status();
+}
+
+TEST(Devices, ProductAndIdFiltersPickAmongTheCards) {
+  NodeDevices n = Gpus(3, 16000, 10);
+  n.model = "NVIDIA-Tesla V100";
+  n.cards[1].type = "NVIDIA-A100-SXM4-80GB";
+  n.cards[2].type = "NVIDIA-A100-SXM4-80GB";
+  auto detail = std::make_shared<DeviceDetail>();
+  detail->use_types = {"a100"};
+  DeviceRequest r{.kind = DeviceKind::kNvidiaGpu, .shared = 1, .memory = 1000, .detail = detail};
+  EXPECT_FALSE(r.Allows(n, n.cards[0]));  // "" type: the node's model, a V100
+  HoldCards(n, r, {"GPU-2"}, +1);
+  EXPECT_EQ(*ChooseCards(n, r), std::vector<int>{2});  // binpack among the A100s only
+  detail->nouse_ids = {"GPU-2"};
+  EXPECT_EQ(*ChooseCards(n, r), std::vector<int>{1});
+  detail->use_ids = {"GPU-0"};  // a V100: no card passes both filters
+  EXPECT_FALSE(CardsFit(n, r));
+  auto why = ChooseCards(n, r);
+  ASSERT_FALSE(why.ok());
+  EXPECT_NE(why.status().message().find("among the GPUs the pod accepts"), std::string::npos) << why.status();
+  // Filters count in a request's identity: two pods that differ only in them are different shapes.
+  DeviceRequest plain{.kind = DeviceKind::kNvidiaGpu, .shared = 1, .memory = 1000};
+  EXPECT_FALSE(r == plain);
+  DeviceRequest same = r;
+  same.detail = std::make_shared<DeviceDetail>(*detail);
+  EXPECT_TRUE(r == same);
+}
+
 }  // namespace
 }  // namespace tephra::sched

@@ -117,6 +117,94 @@ TEST(DeviceConvert, BindAnnotationsSpeakEachDevicePluginsProtocol) {
   EXPECT_TRUE(DeviceBindAnnotations(d, now).empty());
 }
 
+api::Pod VgpuPod(json containers, json annotations = json::object()) {
+  return Decode<api::Pod>({{"metadata", {{"name", "v"}, {"annotations", annotations}}}, {"spec", {{"containers", containers}}}});
+}
+
+json VgpuContainer(const std::string& name, json limits) {
+  return {{"name", name}, {"resources", {{"limits", limits}}}};
+}
+
+TEST(DeviceConvert, VgpuRequestsFollowTheDevicePluginsDefaults) {
+  // Neither memory nor a percentage: all of each card's memory.
+  auto r = ToDeviceRequest(VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-number", "2"}})}));
+  EXPECT_EQ(r.shared, 2);
+  EXPECT_EQ(r.memory, 0);
+  EXPECT_EQ(r.memory_percent, 100);
+  // A percentage of each card's memory.
+  r = ToDeviceRequest(VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-number", "1"}, {"volcano.sh/vgpu-memory-percentage", "25"}})}));
+  EXPECT_EQ(r.memory_percent, 25);
+  EXPECT_EQ(r.memory, 0);
+  const sched::Card card{.id = "GPU-a", .memory = 40000, .max_sharers = 4};
+  EXPECT_EQ(r.MemoryOn(card), 10000);
+  // No node holds a percentage: it is the card model's, never a counted resource the node must have.
+  sched::ResourceRegistry reg;
+  auto task = ToTaskInfo(VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-number", "1"}, {"volcano.sh/vgpu-memory-percentage", "25"}})}),
+                         &reg, {"volcano"});
+  EXPECT_FALSE(reg.Find("volcano.sh/vgpu-memory-percentage").has_value());
+  EXPECT_EQ(task.devices.memory_percent, 25);
+  // Memory alone asks for one card.
+  r = ToDeviceRequest(VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-memory", "3000"}})}));
+  EXPECT_EQ(r.shared, 1);
+  EXPECT_EQ(r.memory, 3000);
+  EXPECT_EQ(r.memory_percent, 0);
+  EXPECT_EQ(r.detail, nullptr);  // one container, no filters: nothing beyond the counts
+}
+
+TEST(DeviceConvert, VgpuCardsAreSplitAmongTheContainersThatAsk) {
+  auto pod = VgpuPod({VgpuContainer("sidecar", json::object()),
+                      VgpuContainer("a", {{"volcano.sh/vgpu-number", "1"}, {"volcano.sh/vgpu-memory", "2000"}}),
+                      VgpuContainer("b", {{"volcano.sh/vgpu-number", "2"}, {"volcano.sh/vgpu-memory", "5000"},
+                                          {"volcano.sh/vgpu-cores", "20"}})});
+  auto r = ToDeviceRequest(pod);
+  EXPECT_EQ(r.shared, 3);
+  EXPECT_EQ(r.memory, 5000);  // the largest per card, so every container's limit holds
+  EXPECT_EQ(r.cores, 200);
+  ASSERT_NE(r.detail, nullptr);
+  EXPECT_EQ(r.detail->per_container, (std::vector<int32_t>{1, 2}));
+  sched::BindDecision d;
+  d.node = "g1";
+  d.devices = r;
+  d.cards = {"GPU-a", "GPU-b", "GPU-c"};
+  auto a = DeviceBindAnnotations(d, sched::WallTime(std::chrono::seconds(1)));
+  EXPECT_EQ(a.at("volcano.sh/vgpu-ids-new"), "GPU-a,NVIDIA,5000,20:;GPU-b,NVIDIA,5000,20:GPU-c,NVIDIA,5000,20:");
+  // A percentage becomes MiB per card on the Binding (the statement fills card_memory).
+  d.devices = {.kind = sched::DeviceKind::kNvidiaGpu, .shared = 1, .memory_percent = 50};
+  d.cards = {"GPU-a"};
+  d.card_memory = {16384};
+  EXPECT_EQ(DeviceBindAnnotations(d, sched::WallTime(std::chrono::seconds(1))).at("volcano.sh/vgpu-ids-new"),
+            "GPU-a,NVIDIA,16384,0:");
+}
+
+TEST(DeviceConvert, GpuProductAndIdFiltersFromTheAnnotations) {
+  auto pod = VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-number", "1"}})},
+                     {{"nvidia.com/use-gputype", "A100, H100"}, {"volcano.sh/vgpu-nouse-gpuuuid", "GPU-bad"}});
+  auto r = ToDeviceRequest(pod);
+  ASSERT_NE(r.detail, nullptr);
+  EXPECT_EQ(r.detail->use_types, (std::vector<std::string>{"A100", "H100"}));
+  EXPECT_EQ(r.detail->nouse_ids, std::vector<std::string>{"GPU-bad"});
+  EXPECT_TRUE(r.detail->Allows("NVIDIA-a100-SXM4-80GB", "GPU-ok"));  // substring, any case
+  EXPECT_FALSE(r.detail->Allows("NVIDIA-A100-SXM4-80GB", "GPU-bad"));
+  EXPECT_FALSE(r.detail->Allows("NVIDIA-Tesla V100", "GPU-ok"));
+  // Counted GPUs (nvidia.com/gpu, MIG slices) carry the product filter too; without one they stay plain.
+  auto whole = Decode<api::Pod>({{"metadata", {{"name", "w"}, {"annotations", {{"nvidia.com/nouse-gputype", "MIG"}}}}},
+                                 {"spec", {{"containers", {VgpuContainer("c", {{"nvidia.com/gpu", "1"}})}}}}});
+  r = ToDeviceRequest(whole);
+  EXPECT_EQ(r.kind, sched::DeviceKind::kNvidiaGpu);
+  EXPECT_TRUE(r.empty());  // counted, no cards chosen
+  ASSERT_NE(r.detail, nullptr);
+  EXPECT_FALSE(r.detail->AllowsModel("A100-SXM4-40GB-MIG-1g.5gb"));
+  EXPECT_TRUE(r.detail->AllowsModel("A100-SXM4-40GB"));
+  whole.metadata.annotations.clear();
+  EXPECT_EQ(ToDeviceRequest(whole).kind, sched::DeviceKind::kNone);
+  // A node's GPU model comes from GPU Feature Discovery's label when its cards are counted.
+  auto node = Decode<api::Node>({{"metadata", {{"name", "m"}, {"labels", {{"nvidia.com/gpu.product", "A100-SXM4-40GB-MIG-1g.5gb"}}}}}});
+  auto d = ToNodeDevices(node);
+  EXPECT_EQ(d.kind, sched::DeviceKind::kNvidiaGpu);
+  EXPECT_EQ(d.model, "A100-SXM4-40GB-MIG-1g.5gb");
+  EXPECT_TRUE(d.cards.empty());
+}
+
 TEST(DeviceConvert, BinderSendsTheCardsOnTheBinding) {
   auto fc = std::make_shared<kube::testing::FakeClient>();
   json stored = fc->Seed(api::Pod::Resource(), {{"apiVersion", "v1"}, {"kind", "Pod"},

@@ -101,7 +101,7 @@ class FgdPlugin final : public Plugin {
     if (t.devices.shared == 1) {
       std::optional<double> best;
       for (size_t i = 0; i < n.devices.cards.size(); ++i) {
-        if (!ShareFits(n.devices.cards[i], t.devices)) continue;
+        if (!ShareFits(n.devices.cards[i], t.devices) || !t.devices.Allows(n.devices, n.devices.cards[i])) continue;
         after_ = before_;
         after_[i] -= t.devices.cores;
         const double delta = frag_before - Frag(n, after_, cpu_after);

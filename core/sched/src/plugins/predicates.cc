@@ -51,6 +51,15 @@ constexpr const char* kPodAffinityReason = "node(s) didn't match pod affinity ru
 constexpr const char* kCardCountReason = "node(s) cannot give one pod this many cards under their ring rule";
 constexpr const char* kCardFitReason = "node(s) didn't have free healthy cards that fit the pod's device request";
 constexpr const char* kNoSharedCardsReason = "node(s) had no shareable cards (no vGPU device plugin registered)";
+constexpr const char* kGpuTypeReason =
+    "node(s) had no GPU the pod accepts (nvidia.com/use-gputype, nouse-gputype, volcano.sh/vgpu-use-gpuuuid, vgpu-nouse-gpuuuid)";
+
+// Whether a node has a GPU that passes the pod's product and id filters: any modelled card, else the node's
+// GPU model (GPU Feature Discovery's product label) for counted GPUs.
+bool AcceptsSomeGpu(const DeviceRequest& req, const NodeDevices& node) {
+  if (node.cards.empty()) return req.detail->AllowsModel(node.model);
+  return std::any_of(node.cards.begin(), node.cards.end(), [&](const Card& c) { return req.Allows(node, c); });
+}
 // kube-scheduler's PodTopologySpread reasons.
 constexpr const char* kSpreadReason = "node(s) didn't match pod topology spread constraints";
 constexpr const char* kSpreadLabelReason = "node(s) didn't match pod topology spread constraints (missing required label)";
@@ -128,6 +137,9 @@ class PredicatesPlugin final : public Plugin {
     // whatever else holds (docs/devices.md). A node without a card model is judged on counts alone.
     // Shared cards exist only where a device plugin registered them; whole cards elsewhere are counted.
     if (t.devices.shared > 0 && n.devices.cards.empty()) return Fit::No(kNoSharedCardsReason);
+    if (t.devices.detail && t.devices.detail->HasFilter() && t.devices.kind == DeviceKind::kNvidiaGpu &&
+        !AcceptsSomeGpu(t.devices, n.devices))
+      return Fit::No(kGpuTypeReason);
     if (!t.devices.empty() && !n.devices.cards.empty()) {
       if (!CheckWholeCount(n.devices.topology, static_cast<int>(n.devices.cards.size()), t.devices.whole).ok())
         return Fit::No(kCardCountReason, "accelerator-type", n.devices.model);

@@ -51,6 +51,15 @@ struct NodeGroup {
   // volcano.sh/vgpu-number, -memory and -cores. YAML: `vgpu: {split: 10, memoryMiB: 16384}`.
   int vgpu_split = 0;
   int64_t vgpu_memory_mib = 0;
+  // GPU Feature Discovery and the NVIDIA device plugin's MIG strategies (docs/devices.md). A product adds the
+  // GFD labels nvidia.com/gpu.product and gpu.count. With MIG, each GPU is cut into `mig_profiles` (profile ->
+  // slices per GPU, at most 7 compute slices per GPU): `mixed` advertises nvidia.com/mig-<profile> instead of
+  // nvidia.com/gpu; `single` (one profile) advertises the slices as nvidia.com/gpu and suffixes the product
+  // label with -MIG-<profile>. YAML: `gpu: {product: A100-SXM4-80GB, mig: {strategy: mixed, profiles:
+  // {1g.10gb: 7}}}`.
+  std::string gpu_product;
+  std::string mig_strategy;  // "" (none), "single" or "mixed"
+  std::map<std::string, int> mig_profiles;
 };
 
 struct SimConfig {
@@ -73,6 +82,9 @@ struct FlagValues {
   int leaves_per_spine = 0;
   int vgpu_split = 0;
   int64_t vgpu_memory_mib = 16384;
+  std::string gpu_product;
+  std::string mig_strategy;
+  std::string mig_profiles;  // 1g.10gb=7,2g.20gb=1
 };
 
 core::StatusOr<NodeGroup> GroupFromFlags(const FlagValues& f);

@@ -41,6 +41,13 @@ struct PodCards {
   // Volcano vGPU: volcano.sh/vgpu-number / -memory / -cores over the containers, and volcano.sh/vgpu-ids-new.
   int64_t vgpu_number = 0, vgpu_memory = 0, vgpu_cores = 0;
   std::vector<api::VgpuAssignment> vgpu = {};
+  // Per container that asks for vGPUs, in order: its count, memory (MiB, 0 = by percentage) and memory
+  // percentage (0 = by MiB); and the annotation's non-empty container entries, in order.
+  struct VgpuAsk {
+    int64_t number = 0, memory = 0, percent = 0;
+  };
+  std::vector<VgpuAsk> vgpu_asks = {};
+  std::vector<std::vector<api::VgpuAssignment>> vgpu_containers = {};
   bool vgpu_annotated = false;
   bool Asks() const { return requested > 0 || vgpu_number > 0; }
 };

@@ -83,4 +83,41 @@ struct VgpuAssignment {
 std::string EncodeVgpuIds(const std::vector<std::vector<VgpuAssignment>>& per_container);
 std::vector<std::vector<VgpuAssignment>> DecodeVgpuIds(std::string_view annotation);
 
+// Pod annotations that restrict which GPUs a vGPU (or counted GPU) request accepts: product substrings,
+// case-insensitive, comma-separated ("A100,H100"); and exact card UUIDs.
+inline constexpr std::string_view kGpuUseTypeAnnotation = "nvidia.com/use-gputype";
+inline constexpr std::string_view kGpuNoUseTypeAnnotation = "nvidia.com/nouse-gputype";
+inline constexpr std::string_view kVgpuUseUuidAnnotation = "volcano.sh/vgpu-use-gpuuuid";
+inline constexpr std::string_view kVgpuNoUseUuidAnnotation = "volcano.sh/vgpu-nouse-gpuuuid";
+
+// ---- NVIDIA device plugin and GPU Feature Discovery ----
+inline constexpr std::string_view kNvidiaGpuResource = "nvidia.com/gpu";
+inline constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";  // "A100-SXM4-80GB"
+inline constexpr std::string_view kGpuCountLabel = "nvidia.com/gpu.count";
+inline constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";      // MiB
+inline constexpr std::string_view kMigCapableLabel = "nvidia.com/mig.capable";    // "true"
+inline constexpr std::string_view kMigStrategyLabel = "nvidia.com/mig.strategy";  // none | single | mixed
+inline constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
+
+// A MIG profile, "<slices>g.<memory>gb" with an optional "+<extension>" ("1g.10gb", "1g.10gb+me").
+// Under the `mixed` strategy each profile is its own resource, nvidia.com/mig-1g.10gb; under `single` the
+// slices are advertised as nvidia.com/gpu and GFD appends "-MIG-1g.10gb" to the product label.
+struct MigProfile {
+  int32_t slices = 0;     // compute slices (GPCs), 1-7
+  int32_t memory_gb = 0;  // memory in GB
+  std::string extension = {};  // "me" in "1g.10gb+me"; usually empty
+  std::string Name() const;          // "1g.10gb"
+  std::string ResourceName() const;  // "nvidia.com/mig-1g.10gb"
+  bool operator==(const MigProfile&) const = default;
+};
+std::optional<MigProfile> ParseMigProfile(std::string_view name);
+// The profile a mixed-strategy resource name stands for; nullopt for any other name.
+std::optional<MigProfile> MigProfileOfResource(std::string_view resource);
+// The profile a single-strategy node's product label carries ("A100-SXM4-40GB-MIG-1g.5gb"); nullopt when
+// the product is a whole GPU.
+std::optional<MigProfile> MigProfileOfProduct(std::string_view product);
+
+// A comma-separated list of annotation values, trimmed, empty items dropped (same rule as SplitCardList).
+inline std::vector<std::string> SplitAnnotationList(std::string_view list) { return SplitCardList(list); }
+
 }  // namespace tephra::api

@@ -9,7 +9,9 @@
 // current as tasks move (types.h NodeInfo::devices, TaskInfo::cards).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +40,7 @@ enum class CardHealth : uint8_t { kHealthy, kUnhealthy, kRecovering };
 struct Card {
   std::string id;  // what the device plugin calls it: "Ascend910-3", a GPU UUID, or "GPU-<index>"
   int index = 0;   // physical index on the node (ring membership is by index)
+  std::string type = {};  // product as the device plugin registered it ("NVIDIA-A100-SXM4-80GB"); "" = the node's model
   CardHealth health = CardHealth::kHealthy;
   int64_t memory = 0;        // MiB; 0 = unknown (memory requests cannot use it)
   int32_t max_sharers = 0;   // how many pods may share it (vGPU split count); 0 = not shareable
@@ -68,6 +71,27 @@ struct NodeDevices {
   int WholeFreeCount() const;
 };
 
+// What a pod asks beyond counts, rare enough to live behind one pointer (most pods carry none): which cards
+// it accepts, and how its shared cards are split among its containers.
+struct DeviceDetail {
+  // Product filters, matched case-insensitively as substrings of a card's type (or the node's GPU model when
+  // its cards are not modelled): `use_types` non-empty = one of them must match; else none of `nouse_types`.
+  // From `nvidia.com/use-gputype` / `nvidia.com/nouse-gputype`.
+  std::vector<std::string> use_types, nouse_types;
+  // Card id filters (`volcano.sh/vgpu-use-gpuuuid` / `vgpu-nouse-gpuuuid`): exact ids.
+  std::vector<std::string> use_ids, nouse_ids;
+  // Shared cards per requesting container, in container order (sums to DeviceRequest::shared); empty = one
+  // container asks for them all.
+  std::vector<int32_t> per_container;
+  bool HasFilter() const { return !use_types.empty() || !nouse_types.empty() || !use_ids.empty() || !nouse_ids.empty(); }
+  // Whether a card of this type and id passes the filters.
+  bool Allows(std::string_view type, std::string_view id) const;
+  // Whether a node whose cards are not modelled passes the type filters on its GPU model ("" = unknown:
+  // passes only when no `use_types` are asked for).
+  bool AllowsModel(std::string_view model) const;
+  bool operator==(const DeviceDetail&) const = default;
+};
+
 // What a pod asks of a node's cards. Whole cards (nvidia.com/gpu, huawei.com/Ascend910) and shared cards
 // (volcano.sh/vgpu-number with vgpu-memory / vgpu-cores) are exclusive of each other in one pod.
 struct DeviceRequest {
@@ -75,9 +99,23 @@ struct DeviceRequest {
   int32_t whole = 0;   // whole cards
   int32_t shared = 0;  // shared cards (each on a distinct card)
   int64_t memory = 0;  // MiB on each shared card
+  int32_t memory_percent = 0;  // percent of each shared card's memory (0 = unset); see MemoryOn
   int32_t cores = 0;   // thousandths of each shared card's compute (volcano.sh/vgpu-cores percent x 10)
+  std::shared_ptr<const DeviceDetail> detail = {};  // null = no filters, one container
   bool empty() const { return whole == 0 && shared == 0; }
-  bool operator==(const DeviceRequest&) const = default;
+  // MiB one share of this request takes on card `c`.
+  // (A pod whose containers ask one by MiB and one by percentage takes the larger on each card.)
+  int64_t MemoryOn(const Card& c) const {
+    return memory_percent > 0 ? std::max(memory, c.memory * memory_percent / 100) : memory;
+  }
+  bool Allows(const NodeDevices& node, const Card& c) const {
+    return !detail || detail->Allows(c.type.empty() ? std::string_view(node.model) : std::string_view(c.type), c.id);
+  }
+  bool operator==(const DeviceRequest& o) const {
+    return kind == o.kind && whole == o.whole && shared == o.shared && memory == o.memory &&
+           memory_percent == o.memory_percent && cores == o.cores &&
+           (detail == o.detail || (detail && o.detail && *detail == *o.detail));
+  }
 };
 
 enum class SharePolicy : uint8_t { kBinpack, kSpread };
@@ -89,7 +127,9 @@ enum class SharePolicy : uint8_t { kBinpack, kSpread };
 core::StatusOr<std::vector<int>> ChooseCards(const NodeDevices& node, const DeviceRequest& req,
                                              SharePolicy policy = SharePolicy::kBinpack);
 // Whether one share of `req` fits card `c`: healthy, no whole-card owner, below its sharer limit, with the
-// memory and compute left.
+// memory and compute left; a request for all of a card's compute only on a card nobody shares yet, and a
+// request for no compute never on a card whose compute is all taken (the vGPU device plugin's rules). The
+// product and id filters are the caller's (DeviceRequest::Allows).
 bool ShareFits(const Card& c, const DeviceRequest& req);
 // Whether some placement exists (ChooseCards without building the answer's message on the fast path).
 bool CardsFit(const NodeDevices& node, const DeviceRequest& req);

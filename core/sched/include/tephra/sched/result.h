@@ -29,6 +29,8 @@ struct BindDecision {
   // them before it binds.
   DeviceRequest devices = {};
   std::vector<std::string> cards = {};
+  // MiB each of `cards` gives a shared request (DeviceRequest::MemoryOn: a percentage becomes MiB per card).
+  std::vector<int64_t> card_memory = {};
 };
 
 struct EvictDecision {
