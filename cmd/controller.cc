@@ -45,11 +45,42 @@ void RegisterController(CLI::App& root, int* exit_code) {
   app->add_option("--inherit-owner-annotations", o->inherit_owner_annotations,
                   "PodGroups of plain pods inherit the owner's volcano.sh/ annotations")
       ->default_str("true");
+  auto* fault_grace = new int(static_cast<int>(o->fault.not_ready_grace.count()));
+  auto* fault_avoid = new int(static_cast<int>(o->fault.avoid_after_clear.count()));
+  app->add_option("--fault-node-conditions", o->fault.conditions,
+                  "Node condition types that are faults when True (comma-separated; docs/faults.md has the default "
+                  "set: NVSentinel's Gpu*/SysLogs*/NVSwitch*, node-problem-detector's, NetworkUnavailable)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app->add_option("--fault-taints", o->fault.taints, "Taint keys that are faults, any effect (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app->add_option("--fault-not-ready-grace", *fault_grace,
+                  "Seconds a node stays Ready=False/Unknown before its batch pods are replaced (the node "
+                  "controller's unreachable/not-ready taints act at once)")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
+  app->add_option("--fault-cordon", o->fault.cordon, "Cordon a faulted node (uncordoned when the fault clears)")
+      ->default_str("false");
+  app->add_option("--fault-device-faults", o->fault.device_faults, "Replace pods that hold cards a device plugin "
+                  "reports unhealthy")
+      ->default_str("true");
+  app->add_option("--fault-max-node-fraction", o->fault.max_node_fraction,
+                  "At most this fraction of the nodes is handled as faulted at once (at least one node); more is "
+                  "taken for a bad rule or a partition, and left alone with a Warning")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app->add_option("--fault-avoid-seconds", *fault_avoid,
+                  "After a node's fault clears, Tephra's scheduler avoids it this long (0: not at all)")
+      ->check(CLI::Range(0, 86400 * 7))
+      ->capture_default_str();
   app->add_option("--listen-address", *listen, "host:port for /metrics (Volcano's name; default :8081)");
   app->add_option("--healthz-address", *healthz, "host:port for /healthz (Volcano's name; default :11251)");
   app->callback([=] {
     ApplyCommonFlags(*flags, o);
     if (!names->empty()) o->scheduler_names = *names;
+    o->fault.not_ready_grace = std::chrono::seconds(*fault_grace);
+    o->fault.avoid_after_clear = std::chrono::seconds(*fault_avoid);
     if (!controllers->empty()) o->controllers = *controllers;
     if (!listen->empty()) o->metrics_address = *listen;
     if (!flags->metrics_addr.empty()) o->metrics_address = flags->metrics_addr;

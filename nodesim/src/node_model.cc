@@ -17,13 +17,14 @@ std::string Ip(uint32_t v) {
 constexpr uint32_t kNodeBase = 10u << 24;                 // 10.0.0.0/10
 constexpr uint32_t kPodBase = (10u << 24) | (64u << 16);  // 10.64.0.0/10
 
-json ConditionJson(const char* type, bool status, const char* reason, const char* message, const std::string& now) {
+json ConditionJson(const std::string& type, bool status, const char* reason, const char* message, const std::string& now,
+                   const std::string& since) {
   return {{"type", type},
           {"status", status ? "True" : "False"},
           {"reason", reason},
           {"message", message},
           {"lastHeartbeatTime", now},
-          {"lastTransitionTime", now}};
+          {"lastTransitionTime", since}};
 }
 
 }  // namespace
@@ -50,6 +51,15 @@ NodeFaults ReadFaults(const json& node) {
     f.fail = v == "true" || v == "True" || v == "1";
     if (!f.fail && v != "false" && v != "False" && v != "0") {
       f.problem = std::string(kFailAnnotation) + ": \"" + v + "\" is not true or false; treated as false";
+    }
+  }
+  if (auto it = ann->find(kConditionsAnnotation); it != ann->end() && it->is_string()) {
+    for (auto& c : api::SplitCardList(it->get<std::string>())) {
+      if (c == "Ready" || c == "MemoryPressure" || c == "DiskPressure" || c == "PIDPressure") {
+        f.problem = std::string(kConditionsAnnotation) + ": " + c + " is the kubelet's own condition; ignored";
+        continue;
+      }
+      f.conditions.push_back(std::move(c));
     }
   }
   if (auto it = ann->find(std::string(api::kAscendUnhealthyKey)); it != ann->end() && it->is_string())
@@ -80,13 +90,18 @@ json BuildNodeStatus(const NodeSpec& n, const NodeFaults& f, core::Clock::WallTi
     }
     allocatable[res] = a.ToString();
   }
+  // A condition's lastTransitionTime is when it last changed, not the heartbeat: fault handling measures
+  // how long a node has been NotReady from it.
+  const std::string since = f.since == core::Clock::WallTime{} ? now : core::FormatRfc3339(f.since);
   json conditions = json::array({
-      ConditionJson("MemoryPressure", false, "KubeletHasSufficientMemory", "kubelet has sufficient memory available", now),
-      ConditionJson("DiskPressure", false, "KubeletHasNoDiskPressure", "kubelet has no disk pressure", now),
-      ConditionJson("PIDPressure", false, "KubeletHasSufficientPID", "kubelet has sufficient PID available", now),
-      f.fail ? ConditionJson("Ready", false, "KubeletNotReady", "simulated failure (tephra.io/sim-fail)", now)
-             : ConditionJson("Ready", true, "KubeletReady", "kubelet is posting ready status (tephra nodesim)", now),
+      ConditionJson("MemoryPressure", false, "KubeletHasSufficientMemory", "kubelet has sufficient memory available", now, since),
+      ConditionJson("DiskPressure", false, "KubeletHasNoDiskPressure", "kubelet has no disk pressure", now, since),
+      ConditionJson("PIDPressure", false, "KubeletHasSufficientPID", "kubelet has sufficient PID available", now, since),
+      f.fail ? ConditionJson("Ready", false, "KubeletNotReady", "simulated failure (tephra.io/sim-fail)", now, since)
+             : ConditionJson("Ready", true, "KubeletReady", "kubelet is posting ready status (tephra nodesim)", now, since),
   });
+  for (const auto& c : f.conditions)
+    conditions.push_back(ConditionJson(c, true, "SimulatedFault", "simulated fault (tephra.io/sim-conditions)", now, since));
   return {{"capacity", capacity},
           {"allocatable", allocatable},
           {"conditions", conditions},

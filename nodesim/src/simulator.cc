@@ -252,6 +252,7 @@ void Simulator::ObserveNode(const json& node, bool deleted) {
       NodeFaults f = ReadFaults(node);
       if (!f.problem.empty() && !(f == st.faults)) Warn("bad node fault annotation").Kv("node", name).Kv("problem", f.problem);
       if (!(f == st.faults)) {
+        f.since = WallNow();
         st.faults = f;
         st.status_stale = true;
         enqueue = true;

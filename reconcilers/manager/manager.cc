@@ -11,6 +11,7 @@
 
 #include "command/reconciler.h"
 #include "cronjob/reconciler.h"
+#include "fault/reconciler.h"
 #include "hypernode/reconciler.h"
 #include "job/reconciler.h"
 #include "jobflow/reconciler.h"
@@ -61,6 +62,7 @@ class Controllers {
     if (enabled_.count(kJobTemplateController)) BuildJobTemplate();
     if (enabled_.count(kCronJobController)) BuildCronJob();
     if (enabled_.count(kHyperNodeController)) BuildHyperNode();
+    if (enabled_.count(kFaultController)) BuildFault();
     if (job_ || queue_) BuildCommand();
     if (controllers_.empty()) return core::InvalidArgumentError("--controllers: no controller enabled");
     return core::Status::OK();
@@ -238,6 +240,26 @@ class Controllers {
     controllers_.push_back(std::move(c));
   }
 
+  // One worker: the node budget (--fault-max-node-fraction) counts the nodes already marked, and two workers
+  // could each see room for one more.
+  void BuildFault() {
+    auto pods = factory_.For<api::Pod>();
+    fault::FaultReconciler::AddIndexers(*pods);
+    fault::FaultReconcilerOptions fo;
+    fo.client = client_;
+    fo.nodes = factory_.For<api::Node>().get();
+    fo.pods = pods.get();
+    fo.recorder = recorder_;
+    fo.config = o_.fault;
+    fault_ = std::make_unique<fault::FaultReconciler>(std::move(fo));
+    kube::ControllerOptions ko;
+    ko.name = kFaultController;
+    ko.workers = 1;
+    auto c = std::make_unique<kube::Controller>(std::move(ko), fault_.get());
+    fault_->RegisterHandlers(*c);
+    controllers_.push_back(std::move(c));
+  }
+
   // Commands are consumed by whichever of the job and queue controllers runs (Volcano splits them the same
   // way); one controller for both, since the consume step (delete first) is the same.
   void BuildCommand() {
@@ -289,6 +311,7 @@ class Controllers {
   std::unique_ptr<jobflow::JobTemplateReconciler> jobtemplate_;
   std::unique_ptr<cronjob::CronJobReconciler> cronjob_;
   std::unique_ptr<hypernode::HyperNodeReconciler> hypernode_;
+  std::unique_ptr<fault::FaultReconciler> fault_;
   kube::Controller* job_controller_ = nullptr;
   std::vector<std::unique_ptr<kube::Controller>> controllers_;
   bool stopped_ = false;
@@ -299,7 +322,7 @@ class Controllers {
 const std::vector<std::string>& KnownControllers() {
   static const std::vector<std::string> k = {kJobController, kPodGroupController, kQueueController,
                                                 kJobFlowController, kJobTemplateController, kCronJobController,
-                                                kHyperNodeController};
+                                                kHyperNodeController, kFaultController};
   return k;
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fault/plan.h"
 #include "tephra/core/status.h"
 
 namespace tephra::reconcilers::manager {
@@ -32,6 +33,8 @@ inline constexpr const char* kJobTemplateController = "jobtemplate-controller";
 inline constexpr const char* kCronJobController = "cronjob-controller";
 // HyperNode discovery (label source). Volcano's spelling, capital N included; "*" enables it, as in Volcano.
 inline constexpr const char* kHyperNodeController = "hyperNode-controller";
+// Tephra's own: faults seen through the API (docs/faults.md). On with "*", like the others.
+inline constexpr const char* kFaultController = "fault-controller";
 
 // Every controller this build knows, in start order.
 const std::vector<std::string>& KnownControllers();
@@ -63,6 +66,9 @@ struct ManagerOptions {
   // default volcano); RunControllerManager fills these from the environment (NetworkTopologyConfigFromEnv).
   std::string network_topology_config_namespace = "volcano-system";
   std::string network_topology_config_name = "volcano-controller-configmap";
+
+  // fault-controller (docs/faults.md): the --fault-* flags.
+  fault::FaultConfig fault;
 
   std::chrono::milliseconds graceful_shutdown{5000};  // --graceful-shutdown-seconds (kube/signals.h)
   std::string metrics_address = ":8081";  // "" or "0" = off

@@ -200,12 +200,21 @@ sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg, 
     if (!eff) continue;
     n.taints.push_back({t.key, t.value, *eff});
   }
-  n.unschedulable = node.spec.unschedulable;
+  // A node the fault controller marked faulted, or healed too recently, takes no new batch pods from
+  // Tephra (docs/faults.md); other schedulers see only what the node itself says.
+  n.unschedulable = node.spec.unschedulable || FaultAvoided(node.metadata, core::RealClock::Get().WallNow());
   n.ready = false;
   for (const auto& c : node.status.conditions)
     if (c.type == api::kNodeReady) n.ready = c.status == api::kConditionTrue;
   n.devices = ToNodeDevices(node, ascend_info);
   return n;
+}
+
+bool FaultAvoided(const api::ObjectMeta& node, sched::WallTime now) {
+  if (!Annotation(node, api::kFaultAnnotation).empty()) return true;
+  const std::string until = Annotation(node, api::kFaultAvoidUntilAnnotation);
+  sched::WallTime t;
+  return !until.empty() && core::ParseRfc3339(until, &t) && t > now;
 }
 
 sched::NodeDevices ToNodeDevices(const api::Node& node, const api::AscendDeviceInfo* ascend_info) {

@@ -5,6 +5,8 @@
 // Fault annotations on the Node (set and cleared with `kubectl annotate node ...`):
 //   tephra.io/sim-fail=true          Ready=False and the Lease is no longer renewed; pods are left as they are.
 //   tephra.io/sim-unhealthy-gpus=N   allocatable nvidia.com/gpu = capacity - N (at least 0).
+//   tephra.io/sim-conditions=GpuXidError,NetworkUnavailable   these node conditions are reported True, as
+//                                    node-problem-detector or NVSentinel would set them.
 //   huawei.com/Ascend910-Unhealthy=Ascend910-3,...   (the Ascend device plugin's own report) allocatable
 //                                    huawei.com/Ascend910 = capacity - the cards listed.
 // Removing an annotation heals the node.
@@ -12,6 +14,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +28,7 @@ using json = nlohmann::json;
 
 inline constexpr const char* kFailAnnotation = "tephra.io/sim-fail";
 inline constexpr const char* kUnhealthyGpusAnnotation = "tephra.io/sim-unhealthy-gpus";
+inline constexpr const char* kConditionsAnnotation = "tephra.io/sim-conditions";
 inline constexpr const char* kLeaseNamespace = "kube-node-lease";
 
 // Fake addresses: node i has InternalIP 10.0.0.0/10 + i + 1 and pod CIDR 10.64.0.0/10 + i*256 (/24 each),
@@ -38,9 +42,14 @@ struct NodeFaults {
   bool fail = false;
   int unhealthy_gpus = 0;
   int unhealthy_npus = 0;
+  std::vector<std::string> conditions;  // extra node conditions reported True
   std::string problem;  // an unreadable annotation value, for the log ("" when fine)
+  // When these faults began (the conditions' lastTransitionTime); zero = at registration. Not compared: a
+  // fault is the same fault whenever it is read again.
+  core::Clock::WallTime since{};
   friend bool operator==(const NodeFaults& a, const NodeFaults& b) {
-    return a.fail == b.fail && a.unhealthy_gpus == b.unhealthy_gpus && a.unhealthy_npus == b.unhealthy_npus;
+    return a.fail == b.fail && a.unhealthy_gpus == b.unhealthy_gpus && a.unhealthy_npus == b.unhealthy_npus &&
+           a.conditions == b.conditions;
   }
 };
 // Reads the fault annotations from a Node object's metadata.annotations.

@@ -38,6 +38,9 @@ sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg,
 
 // Device-level placement (docs/devices.md). A node's cards, from its Ascend capacity and `accelerator-type`
 // label, or from the Volcano vGPU device plugin's registration; empty when neither is there.
+// Whether Tephra's scheduler keeps batch pods off a node: the fault controller marked it faulted
+// (tephra.io/fault) or healed it less than --fault-avoid-seconds ago (tephra.io/fault-avoid-until).
+bool FaultAvoided(const api::ObjectMeta& node, sched::WallTime now);
 sched::NodeDevices ToNodeDevices(const api::Node& node, const api::AscendDeviceInfo* ascend_info = nullptr);
 // What the pod asks of a node's cards: huawei.com/Ascend910 whole cards, or volcano.sh/vgpu-number shared
 // cards with vgpu-memory (MiB) and vgpu-cores (percent) each.

@@ -74,6 +74,12 @@ inline constexpr std::string_view kTephraPrefix = "tephra.io/";
 // nodesim: how long a pod bound to a simulated node runs, and the exit code it ends with (0 = Succeeded).
 inline constexpr std::string_view kSimRunSecondsAnnotation = "tephra.io/sim-run-seconds";
 inline constexpr std::string_view kSimExitCodeAnnotation = "tephra.io/sim-exit-code";
+// The fault controller's record on a Node (docs/faults.md): the signals acted on, the budget's hold, that
+// Tephra cordoned it, and until when Tephra's scheduler keeps avoiding it after the fault cleared.
+inline constexpr std::string_view kFaultAnnotation = "tephra.io/fault";
+inline constexpr std::string_view kFaultHeldAnnotation = "tephra.io/fault-held";
+inline constexpr std::string_view kFaultCordonedAnnotation = "tephra.io/fault-cordoned";
+inline constexpr std::string_view kFaultAvoidUntilAnnotation = "tephra.io/fault-avoid-until";
 
 // --- Defaults ---
 inline constexpr std::string_view kDefaultSchedulerName = "volcano";

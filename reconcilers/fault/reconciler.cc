@@ -1,0 +1,171 @@
+#include "fault/reconciler.h"
+
+#include "tephra/api/codec.h"
+#include "tephra/kube/log.h"
+
+namespace tephra::reconcilers::fault {
+
+namespace log = kube::log;
+
+namespace {
+
+// What Detect reads: an update that changes none of it (a heartbeat) is not a reason to plan again.
+bool FaultInputsChanged(const api::Node& a, const api::Node& b) {
+  if (a.metadata.annotations != b.metadata.annotations || a.spec.unschedulable != b.spec.unschedulable) return true;
+  if (a.spec.taints.size() != b.spec.taints.size() || a.status.conditions.size() != b.status.conditions.size()) return true;
+  for (size_t i = 0; i < a.spec.taints.size(); ++i)
+    if (a.spec.taints[i].key != b.spec.taints[i].key || a.spec.taints[i].effect != b.spec.taints[i].effect) return true;
+  for (size_t i = 0; i < a.status.conditions.size(); ++i)
+    if (a.status.conditions[i].type != b.status.conditions[i].type ||
+        a.status.conditions[i].status != b.status.conditions[i].status)
+      return true;
+  auto same = [](const api::ResourceList& x, const api::ResourceList& y) {
+    if (x.size() != y.size()) return false;
+    for (const auto& [k, v] : x) {
+      auto it = y.find(k);
+      if (it == y.end() || it->second.Value() != v.Value()) return false;
+    }
+    return true;
+  };
+  return !same(a.status.allocatable, b.status.allocatable) || !same(a.status.capacity, b.status.capacity);
+}
+
+kube::ObjectReference JobRef(const EventRecord& e) {
+  kube::ObjectReference r;
+  r.kind = e.job_kind;
+  r.api_version = e.job_kind == "Job" ? "batch.volcano.sh/v1alpha1" : "scheduling.volcano.sh/v1beta1";
+  r.namespace_ = e.job_ns;
+  r.name = e.job_name;
+  r.uid = e.job_uid;
+  return r;
+}
+
+}  // namespace
+
+FaultReconciler::FaultReconciler(FaultReconcilerOptions opts)
+    : opts_(std::move(opts)), clock_(opts_.clock ? *opts_.clock : core::RealClock::Get()) {
+  auto& reg = opts_.registry ? *opts_.registry : kube::metrics::Registry::Default();
+  detected_ = &reg.AddCounter("tephra_fault_detected_total", "Faults recorded on nodes, by signal", {"signal"});
+  detection_seconds_ = &reg.AddHistogram(
+      "tephra_fault_detection_seconds",
+      "From the time the API shows a fault started (condition transition, taint time) to the controller recording it",
+      {"signal"}, {0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300});
+  pods_deleted_ = &reg.AddCounter("tephra_fault_pods_deleted_total",
+                                  "Batch pods deleted from faulted nodes so their jobs replace them", {"signal", "forced"});
+  held_ = &reg.AddCounter("tephra_fault_actions_held_total",
+                          "Faulted nodes left alone because --fault-max-node-fraction of the nodes were already handled");
+  nodes_faulted_ = reg.AddGauge("tephra_fault_nodes", "Nodes marked faulted (tephra.io/fault) in the controller's cache")
+                       .With(std::vector<std::string>{});
+}
+
+void FaultReconciler::AddIndexers(kube::Informer<api::Pod>& pods) {
+  pods.AddIndexer(kIndexNodeName, [](const api::Pod& p) {
+    return p.spec.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.spec.node_name};
+  });
+}
+
+void FaultReconciler::RegisterHandlers(kube::Controller& c) {
+  kube::Informer<api::Node>* nodes = opts_.nodes;
+  opts_.nodes->AddEventHandler({
+      .on_add = [&c](const auto& n) { c.Enqueue(n->metadata.name); },
+      .on_update =
+          [&c, nodes](const auto& old_obj, const auto& new_obj) {
+            if (!FaultInputsChanged(*old_obj, *new_obj)) return;
+            c.Enqueue(new_obj->metadata.name);
+            // A node that stopped being handled frees budget for the ones held back.
+            if (old_obj->metadata.annotations.count(kFaultAnnotation) && !new_obj->metadata.annotations.count(kFaultAnnotation))
+              for (const auto& n : nodes->List())
+                if (n->metadata.annotations.count(kHeldAnnotation)) c.Enqueue(n->metadata.name);
+          },
+      .on_delete = nullptr,
+  });
+  // A batch pod bound to a node already marked faulted (a late bind, a cache that lagged) is handled too.
+  auto pod_on_faulted_node = [&c, nodes](const api::Pod& p) {
+    if (p.spec.node_name.empty() || !IsBatchPod(p)) return;
+    if (auto n = nodes->Get(p.spec.node_name); n && n->metadata.annotations.count(kFaultAnnotation)) c.Enqueue(p.spec.node_name);
+  };
+  opts_.pods->AddEventHandler({
+      .on_add = [pod_on_faulted_node](const auto& p) { pod_on_faulted_node(*p); },
+      .on_update = [pod_on_faulted_node](const auto&, const auto& p) { pod_on_faulted_node(*p); },
+      .on_delete = nullptr,
+  });
+}
+
+core::Status FaultReconciler::PatchNode(const api::Node& node, const Actions& a) {
+  api::json ann = api::json::object();
+  auto put = [&ann](const char* key, const std::optional<std::optional<std::string>>& v) {
+    if (!v) return;
+    ann[key] = *v ? api::json(**v) : api::json(nullptr);
+  };
+  put(kFaultAnnotation, a.fault_annotation);
+  put(kHeldAnnotation, a.held_annotation);
+  put(kAvoidUntilAnnotation, a.avoid_annotation);
+  api::json patch = api::json::object();
+  if (a.cordon) {
+    ann[kCordonedAnnotation] = *a.cordon ? api::json("true") : api::json(nullptr);
+    patch["spec"] = {{"unschedulable", *a.cordon}};
+  }
+  if (ann.empty() && !a.cordon) return core::Status::OK();
+  patch["metadata"] = {{"annotations", ann}};
+  auto r = opts_.client->Patch(api::Node::Resource(), "", node.metadata.name, kube::PatchType::kMerge, patch);
+  if (!r.ok()) return r.status().Annotate("recording the fault on node " + node.metadata.name);
+  return core::Status::OK();
+}
+
+kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
+  auto node = opts_.nodes->Get(key);
+  if (!node) return kube::ReconcileResult::Success();
+  Observed o;
+  o.node = *node;
+  o.now = clock_.WallNow();
+  for (const auto& p : opts_.pods->ByIndex(kIndexNodeName, key)) o.pods.push_back(*p);
+  int acted = 0;
+  const auto all = opts_.nodes->List();
+  for (const auto& n : all) acted += n->metadata.annotations.count(kFaultAnnotation) > 0;
+  o.nodes_total = static_cast<int>(all.size());
+  o.nodes_acted = acted;
+  nodes_faulted_->Set(acted);
+
+  const Actions a = Plan(o, opts_.config);
+  // The node's record first: once it is written, the fault is said once whatever happens to the deletes.
+  if (core::Status s = PatchNode(*node, a); !s.ok()) return kube::ReconcileResult::Error(std::move(s));
+  for (const auto& sig : a.detected) {
+    detected_->With({sig.name})->Inc();
+    core::Clock::WallTime since;
+    if (core::ParseRfc3339(sig.since, &since) && since <= o.now)
+      detection_seconds_->With({sig.name})->Observe(std::chrono::duration<double>(o.now - since).count());
+    log::Warn("fault detected").Kv("node", key).Kv("signal", sig.name).Kv("message", sig.message);
+  }
+  if (a.held_annotation && *a.held_annotation) {
+    held_->With(std::vector<std::string>{})->Inc();
+    log::Warn("fault actions held by the node budget").Kv("node", key).Kv("signals", **a.held_annotation);
+  }
+  if (a.fault_annotation && !*a.fault_annotation) log::Info("fault cleared").Kv("node", key);
+  if (opts_.recorder)
+    for (const auto& e : a.events) {
+      const auto type = e.type == "Warning" ? kube::EventType::kWarning : kube::EventType::kNormal;
+      opts_.recorder->Event(e.on == EventRecord::On::kNode ? kube::ReferenceTo(*node) : JobRef(e), type, e.reason,
+                            e.message);
+    }
+  core::Status first;
+  for (const auto& d : a.deletes) {
+    kube::DeleteOptions del;
+    del.grace_period_seconds = d.grace_seconds;
+    del.precondition_uid = d.uid;
+    core::Status s = opts_.client->Delete(api::Pod::Resource(), d.ns, d.name, del);
+    // Gone already, or the name now belongs to the replacement: done either way.
+    if (s.ok() || core::IsNotFound(s) || core::IsConflict(s)) {
+      if (s.ok()) {
+        pods_deleted_->With({d.signal, d.grace_seconds && *d.grace_seconds == 0 ? "true" : "false"})->Inc();
+        log::Info("pod deleted from faulted node").Kv("pod", d.ns + "/" + d.name).Kv("node", key).Kv("signal", d.signal);
+      }
+      continue;
+    }
+    if (first.ok()) first = s.Annotate("deleting pod " + d.ns + "/" + d.name + " from faulted node " + key);
+  }
+  if (!first.ok()) return kube::ReconcileResult::Error(std::move(first));
+  if (a.requeue_after) return kube::ReconcileResult::RequeueAfter(*a.requeue_after);
+  return kube::ReconcileResult::Success();
+}
+
+}  // namespace tephra::reconcilers::fault

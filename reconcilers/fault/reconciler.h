@@ -1,0 +1,53 @@
+// The fault controller's executor (plan in fault/plan.h, docs/faults.md). One key per Node (its name).
+//
+// Level-triggered: a Node whose conditions, taints, annotations, allocatable or cordon change is enqueued,
+// and so is the Node of a batch pod that appears on a node already marked faulted; a healed node re-enqueues
+// the nodes the budget held back. The plan reads only the caches. Writes are idempotent: the Node's
+// annotations and cordon go in one merge patch (written first, so a fault is recorded once even if a delete
+// fails), pod deletes carry the pod's uid as a precondition (a replacement with the same name is never hit;
+// NotFound and a failed precondition count as done). One worker: the node budget counts the nodes already
+// marked, and two workers could each see room for one more.
+#pragma once
+
+#include "fault/plan.h"
+#include "tephra/core/clock.h"
+#include "tephra/kube/client.h"
+#include "tephra/kube/controller.h"
+#include "tephra/kube/events.h"
+#include "tephra/kube/informer.h"
+#include "tephra/kube/metrics.h"
+
+namespace tephra::reconcilers::fault {
+
+// Index of pods by spec.nodeName (registered by AddIndexers).
+inline constexpr const char* kIndexNodeName = "node-name";
+
+struct FaultReconcilerOptions {
+  kube::ClientPtr client;                      // required
+  kube::Informer<api::Node>* nodes = nullptr;  // required
+  kube::Informer<api::Pod>* pods = nullptr;    // required; with AddIndexers
+  kube::EventRecorder* recorder = nullptr;     // optional
+  kube::metrics::Registry* registry = nullptr;  // nullptr = Registry::Default()
+  const core::Clock* clock = nullptr;           // nullptr = real clock
+  FaultConfig config;
+};
+
+class FaultReconciler final : public kube::Reconciler {
+ public:
+  explicit FaultReconciler(FaultReconcilerOptions opts);
+  static void AddIndexers(kube::Informer<api::Pod>& pods);
+  kube::ReconcileResult Reconcile(const std::string& key) override;
+  void RegisterHandlers(kube::Controller& c);
+
+ private:
+  core::Status PatchNode(const api::Node& node, const Actions& a);
+  FaultReconcilerOptions opts_;
+  const core::Clock& clock_;
+  kube::metrics::CounterFamily* detected_ = nullptr;
+  kube::metrics::HistogramFamily* detection_seconds_ = nullptr;
+  kube::metrics::CounterFamily* pods_deleted_ = nullptr;
+  kube::metrics::CounterFamily* held_ = nullptr;
+  kube::metrics::Gauge* nodes_faulted_ = nullptr;
+};
+
+}  // namespace tephra::reconcilers::fault

@@ -1,0 +1,334 @@
+// The fault controller (docs/faults.md): what a Node shows through the API, and what is done about it.
+#include <gtest/gtest.h>
+
+#include "fault/plan.h"
+#include "fault/reconciler.h"
+#include "tephra/api/codec.h"
+#include "testing/fake_client.h"
+
+namespace tephra::reconcilers::fault {
+namespace {
+
+using std::chrono::seconds;
+const core::Clock::WallTime kNow = core::Clock::WallTime(seconds(1'700'000'000));
+std::string Ago(int s) { return core::FormatRfc3339(kNow - seconds(s)); }
+
+api::NodeCondition Cond(const std::string& type, const std::string& status, const std::string& since = "",
+                       const std::string& reason = "", const std::string& message = "") {
+  api::NodeCondition c;
+  c.type = type;
+  c.status = status;
+  c.last_transition_time = since;
+  c.reason = reason;
+  c.message = message;
+  return c;
+}
+
+api::Taint Taint(const std::string& key, const std::string& value, const std::string& effect, const std::string& added = "") {
+  api::Taint t;
+  t.key = key;
+  t.value = value;
+  t.effect = effect;
+  t.time_added = added;
+  return t;
+}
+
+api::Node Node(const std::string& name) {
+  api::Node n;
+  n.metadata.name = name;
+  n.status.conditions.push_back(Cond("Ready", "True", Ago(600)));
+  return n;
+}
+
+void SetReady(api::Node& n, const std::string& status, int since_s) {
+  n.status.conditions[0].status = status;
+  n.status.conditions[0].last_transition_time = Ago(since_s);
+}
+
+api::Pod BatchPod(const std::string& name, const std::string& node, const std::string& job = "train") {
+  api::Pod p;
+  p.metadata.namespace_ = "ns";
+  p.metadata.name = name;
+  p.metadata.uid = "uid-" + name;
+  p.metadata.annotations["scheduling.k8s.io/group-name"] = job + "-pg";
+  p.metadata.annotations["volcano.sh/job-name"] = job;
+  api::OwnerReference owner;
+  owner.api_version = "batch.volcano.sh/v1alpha1";
+  owner.kind = "Job";
+  owner.name = job;
+  owner.uid = "job-uid";
+  owner.controller = true;
+  p.metadata.owner_references.push_back(owner);
+  p.spec.node_name = node;
+  p.status.phase = "Running";
+  return p;
+}
+
+Observed Obs(api::Node n, std::vector<api::Pod> pods = {}, int total = 10, int acted = 0) {
+  Observed o;
+  o.node = std::move(n);
+  o.pods = std::move(pods);
+  o.nodes_total = total;
+  o.nodes_acted = acted;
+  o.now = kNow;
+  return o;
+}
+
+TEST(FaultDetect, NotReadyAfterItsGraceAndTheNodeControllersTaintsAtOnce) {
+  FaultConfig cfg;
+  api::Node n = Node("n1");
+  EXPECT_TRUE(Detect(n, cfg, kNow).empty());
+  SetReady(n, "False", 2);  // inside the 5 s grace: not yet, with a recheck when it ends
+  std::optional<std::chrono::milliseconds> recheck;
+  EXPECT_TRUE(Detect(n, cfg, kNow, &recheck).empty());
+  ASSERT_TRUE(recheck.has_value());
+  EXPECT_GE(recheck->count(), 3000);
+  EXPECT_LE(recheck->count(), 3100);
+  SetReady(n, "Unknown", 6);
+  auto s = Detect(n, cfg, kNow);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].name, "NotReady");
+  EXPECT_TRUE(s[0].node_down);
+  EXPECT_NE(s[0].message.find("Unknown"), std::string::npos);
+  // The node controller's taint is its own verdict after its grace period: no second wait, one signal.
+  api::Node t = Node("n2");
+  t.spec.taints.push_back(Taint("node.kubernetes.io/unreachable", "", "NoExecute", Ago(1)));
+  s = Detect(t, cfg, kNow);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(s[0].node_down);
+  SetReady(t, "Unknown", 1);
+  EXPECT_EQ(Detect(t, cfg, kNow).size(), 1u);
+}
+
+TEST(FaultDetect, ConfiguredConditionsAndTaintsOnly) {
+  FaultConfig cfg;
+  api::Node n = Node("n1");
+  n.status.conditions.push_back(Cond("GpuXidError", "True", Ago(1), "Xid79", "GPU has fallen off the bus"));
+  n.status.conditions.push_back(Cond("KernelDeadlock", "False"));
+  n.status.conditions.push_back(Cond("SomethingElse", "True"));
+  n.spec.taints.push_back(Taint("nvidia.com/gpu-xid-error", "true", "NoSchedule"));
+  n.spec.taints.push_back(Taint("dedicated", "ml", "NoSchedule"));
+  auto s = Detect(n, cfg, kNow);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].name, "GpuXidError");
+  EXPECT_FALSE(s[0].node_down);  // the kubelet is there to finish a graceful delete
+  EXPECT_NE(s[0].message.find("fallen off the bus"), std::string::npos);
+  EXPECT_EQ(s[1].name, "taint:nvidia.com/gpu-xid-error");
+  EXPECT_EQ(Fingerprint(s), "GpuXidError,taint:nvidia.com/gpu-xid-error");
+  cfg.conditions = {"SomethingElse"};
+  cfg.taints.clear();
+  s = Detect(n, cfg, kNow);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].name, "SomethingElse");
+}
+
+TEST(FaultDetect, DeviceReportsNameTheirCardsAndAllocatableDropsTheResource) {
+  FaultConfig cfg;
+  api::Node n = Node("n1");
+  n.metadata.annotations["huawei.com/Ascend910-Unhealthy"] = "Ascend910-3";
+  n.metadata.annotations["huawei.com/Ascend910-NetworkUnhealthy"] = "Ascend910-5";
+  n.status.capacity["huawei.com/Ascend910"] = core::Quantity::FromUnits(16);
+  n.status.allocatable["huawei.com/Ascend910"] = core::Quantity::FromUnits(14);
+  n.status.capacity["nvidia.com/gpu"] = core::Quantity::FromUnits(8);
+  n.status.allocatable["nvidia.com/gpu"] = core::Quantity::FromUnits(7);
+  auto s = Detect(n, cfg, kNow);
+  ASSERT_EQ(s.size(), 2u);  // the Ascend list stands for its allocatable drop
+  EXPECT_EQ(s[0].cards, (std::vector<std::string>{"Ascend910-3", "Ascend910-5"}));
+  EXPECT_EQ(s[1].resource, "nvidia.com/gpu");
+  EXPECT_TRUE(s[1].cards.empty());
+  EXPECT_EQ(Fingerprint(s), "DeviceUnhealthy:Ascend910-3,DeviceUnhealthy:Ascend910-5,DeviceUnhealthy:nvidia.com/gpu");
+  api::Node g = Node("g1");
+  g.metadata.annotations["volcano.sh/node-vgpu-register"] =
+      "GPU-a,10,16000,NVIDIA-T4,true,hami-core:GPU-b,10,16000,NVIDIA-T4,false,hami-core:GPU-c,10,16000,NVIDIA-T4,true,hami-core:";
+  g.metadata.annotations["volcano.sh/gpu-unhealthy-ids"] = "2";
+  s = Detect(g, cfg, kNow);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].cards, (std::vector<std::string>{"GPU-b", "GPU-c"}));
+  cfg.device_faults = false;
+  EXPECT_TRUE(Detect(g, cfg, kNow).empty());
+}
+
+TEST(FaultPlan, DeadNodeForcesTheDeleteOfItsBatchPodsAndRecordsOnce) {
+  FaultConfig cfg;
+  api::Node n = Node("n1");
+  SetReady(n, "Unknown", 30);
+  api::Pod daemon = BatchPod("agent", "n1");
+  daemon.metadata.annotations.clear();  // no PodGroup: not a batch pod, left to Kubernetes
+  api::Pod done = BatchPod("done", "n1");
+  done.status.phase = "Succeeded";
+  Actions a = Plan(Obs(n, {BatchPod("train-w-0", "n1"), daemon, done}), cfg);
+  ASSERT_TRUE(a.fault_annotation.has_value());
+  EXPECT_EQ(**a.fault_annotation, "NotReady");
+  ASSERT_EQ(a.deletes.size(), 1u);
+  EXPECT_EQ(a.deletes[0].name, "train-w-0");
+  EXPECT_EQ(a.deletes[0].grace_seconds, std::optional<int64_t>(0));
+  EXPECT_EQ(a.deletes[0].uid, "uid-train-w-0");
+  EXPECT_EQ(a.deletes[0].job_kind, "Job");
+  EXPECT_EQ(a.deletes[0].job_uid, "job-uid");
+  ASSERT_EQ(a.events.size(), 2u);
+  EXPECT_EQ(a.events[0].reason, "FaultDetected");
+  EXPECT_EQ(a.events[1].reason, "PodFaultRestart");
+  EXPECT_EQ(a.events[1].on, EventRecord::On::kJob);
+  ASSERT_EQ(a.detected.size(), 1u);
+  EXPECT_FALSE(a.cordon.has_value());  // --fault-cordon is off by default
+  // Recorded: the next pass says nothing again; a pod still terminating on the dead node is forced again,
+  // without a second job Event.
+  n.metadata.annotations[kFaultAnnotation] = "NotReady";
+  api::Pod stuck = BatchPod("train-w-0", "n1");
+  stuck.metadata.deletion_timestamp = Ago(1);
+  a = Plan(Obs(n, {stuck}, 10, 1), cfg);
+  EXPECT_FALSE(a.fault_annotation.has_value());
+  ASSERT_EQ(a.deletes.size(), 1u);
+  EXPECT_EQ(a.deletes[0].grace_seconds, std::optional<int64_t>(0));
+  EXPECT_TRUE(a.events.empty());
+  EXPECT_TRUE(a.detected.empty());
+}
+
+TEST(FaultPlan, LiveNodeGivesPodsTheirOwnGraceAndLeavesTerminatingOnesToTheKubelet) {
+  FaultConfig cfg;
+  cfg.cordon = true;
+  api::Node n = Node("n1");
+  n.status.conditions.push_back(Cond("GpuXidError", "True", Ago(1)));
+  Actions a = Plan(Obs(n, {BatchPod("w-0", "n1")}), cfg);
+  ASSERT_EQ(a.deletes.size(), 1u);
+  EXPECT_FALSE(a.deletes[0].grace_seconds.has_value());  // SIGTERM, the pod's terminationGracePeriodSeconds
+  EXPECT_EQ(a.cordon, std::optional<bool>(true));
+  api::Pod terminating = BatchPod("w-0", "n1");
+  terminating.metadata.deletion_timestamp = Ago(1);
+  n.metadata.annotations[kFaultAnnotation] = "GpuXidError";
+  n.spec.unschedulable = true;
+  a = Plan(Obs(n, {terminating}, 10, 1), cfg);
+  EXPECT_TRUE(a.deletes.empty());
+  EXPECT_FALSE(a.cordon.has_value());
+}
+
+TEST(FaultPlan, OnlyThePodsHoldingBadCardsAreStranded) {
+  FaultConfig cfg;
+  api::Node n = Node("n1");
+  n.metadata.annotations["huawei.com/Ascend910-Unhealthy"] = "Ascend910-9";
+  api::Pod left = BatchPod("left", "n1");
+  left.metadata.annotations["huawei.com/Ascend910"] = "Ascend910-0,Ascend910-1";
+  api::Pod right = BatchPod("right", "n1");
+  right.metadata.annotations["huawei.com/Ascend910"] = "Ascend910-8,Ascend910-9";
+  Actions a = Plan(Obs(n, {left, right}), cfg);
+  ASSERT_EQ(a.deletes.size(), 1u);
+  EXPECT_EQ(a.deletes[0].name, "right");
+  EXPECT_EQ(a.deletes[0].signal, "DeviceUnhealthy");
+  // An allocatable drop without a list: only when the pods ask for more than is left healthy.
+  api::Node g = Node("g1");
+  g.status.capacity["nvidia.com/gpu"] = core::Quantity::FromUnits(8);
+  g.status.allocatable["nvidia.com/gpu"] = core::Quantity::FromUnits(7);
+  auto gpu_pod = [](const std::string& name, int gpus) {
+    api::Pod p = BatchPod(name, "g1");
+    api::Container c;
+    c.name = "c";
+    c.resources.requests["nvidia.com/gpu"] = core::Quantity::FromUnits(gpus);
+    p.spec.containers.push_back(c);
+    return p;
+  };
+  EXPECT_TRUE(Plan(Obs(g, {gpu_pod("a", 4), gpu_pod("b", 2)}), cfg).deletes.empty());  // 6 of 7 healthy: the bad one is idle
+  a = Plan(Obs(g, {gpu_pod("a", 4), gpu_pod("b", 4)}), cfg);  // 8 > 7: one of them holds it
+  EXPECT_EQ(a.deletes.size(), 2u);
+}
+
+TEST(FaultPlan, TheNodeBudgetHoldsNewFaultsAndSaysSoOnce) {
+  FaultConfig cfg;
+  cfg.max_node_fraction = 0.2;  // 2 of 10
+  api::Node n = Node("n3");
+  SetReady(n, "False", 60);
+  Actions a = Plan(Obs(n, {BatchPod("w", "n3")}, 10, 2), cfg);
+  EXPECT_TRUE(a.deletes.empty());
+  EXPECT_FALSE(a.fault_annotation.has_value());
+  ASSERT_TRUE(a.held_annotation.has_value());
+  ASSERT_EQ(a.events.size(), 1u);
+  EXPECT_EQ(a.events[0].reason, "FaultActionsHeld");
+  EXPECT_NE(a.events[0].message.find("2 of 10"), std::string::npos) << a.events[0].message;
+  n.metadata.annotations[kHeldAnnotation] = "NotReady";
+  a = Plan(Obs(n, {BatchPod("w", "n3")}, 10, 2), cfg);
+  EXPECT_TRUE(a.events.empty());  // said once
+  EXPECT_TRUE(a.requeue_after.has_value());
+  // Room again: acted on, the hold removed.
+  a = Plan(Obs(n, {BatchPod("w", "n3")}, 10, 1), cfg);
+  EXPECT_EQ(a.deletes.size(), 1u);
+  ASSERT_TRUE(a.held_annotation.has_value());
+  EXPECT_FALSE(a.held_annotation->has_value());
+  // A node already being handled keeps being handled whatever the count.
+  n.metadata.annotations.erase(kHeldAnnotation);
+  n.metadata.annotations[kFaultAnnotation] = "NotReady";
+  EXPECT_EQ(Plan(Obs(n, {BatchPod("w", "n3")}, 10, 5), cfg).deletes.size(), 1u);
+  // At least one node, however small the cluster.
+  EXPECT_EQ(Plan(Obs(Node("x"), {}, 3, 0), cfg).deletes.size(), 0u);
+  api::Node small = Node("s");
+  SetReady(small, "False", 60);
+  EXPECT_TRUE(Plan(Obs(small, {}, 3, 0), cfg).fault_annotation.has_value());
+}
+
+TEST(FaultPlan, ClearingUncordonsAndKeepsTheSchedulerAwayForAWhile) {
+  FaultConfig cfg;
+  cfg.avoid_after_clear = seconds(60);
+  api::Node n = Node("n1");
+  n.metadata.annotations[kFaultAnnotation] = "GpuXidError";
+  n.metadata.annotations[kCordonedAnnotation] = "true";
+  n.spec.unschedulable = true;
+  Actions a = Plan(Obs(n), cfg);
+  ASSERT_TRUE(a.fault_annotation.has_value());
+  EXPECT_FALSE(a.fault_annotation->has_value());
+  EXPECT_EQ(a.cordon, std::optional<bool>(false));
+  ASSERT_TRUE(a.avoid_annotation.has_value() && a.avoid_annotation->has_value());
+  EXPECT_EQ(**a.avoid_annotation, core::FormatRfc3339(kNow + seconds(60)));
+  ASSERT_EQ(a.events.size(), 1u);
+  EXPECT_EQ(a.events[0].reason, "FaultCleared");
+  // A node someone else cordoned stays cordoned.
+  n.metadata.annotations.erase(kCordonedAnnotation);
+  EXPECT_FALSE(Plan(Obs(n), cfg).cordon.has_value());
+  // The avoidance ends on time.
+  api::Node healed = Node("n1");
+  healed.metadata.annotations[kAvoidUntilAnnotation] = core::FormatRfc3339(kNow + seconds(20));
+  a = Plan(Obs(healed), cfg);
+  EXPECT_FALSE(a.avoid_annotation.has_value());
+  ASSERT_TRUE(a.requeue_after.has_value());
+  EXPECT_GE(a.requeue_after->count(), 20000);
+  healed.metadata.annotations[kAvoidUntilAnnotation] = Ago(1);
+  a = Plan(Obs(healed), cfg);
+  ASSERT_TRUE(a.avoid_annotation.has_value());
+  EXPECT_FALSE(a.avoid_annotation->has_value());
+}
+
+TEST(FaultReconciler, RecordsOnTheNodeAndDeletesWithTheUidPrecondition) {
+  auto fc = std::make_shared<kube::testing::FakeClient>();
+  api::Node n = Node("n1");
+  n.status.conditions[0].status = "False";
+  n.status.conditions[0].last_transition_time = core::FormatRfc3339(core::RealClock::Get().WallNow() - seconds(60));
+  fc->Seed(api::Node::Resource(), api::ToJson(n));
+  api::Pod p = BatchPod("w-0", "n1");
+  p.metadata.uid.clear();
+  api::json stored = fc->Seed(api::Pod::Resource(), api::ToJson(p));
+  kube::Informer<api::Node> nodes(fc);
+  kube::Informer<api::Pod> pods(fc);
+  FaultReconciler::AddIndexers(pods);
+  kube::metrics::Registry reg;
+  FaultReconcilerOptions o;
+  o.client = fc;
+  o.nodes = &nodes;
+  o.pods = &pods;
+  o.registry = &reg;
+  FaultReconciler r(std::move(o));
+  nodes.Start();
+  pods.Start();
+  ASSERT_TRUE(nodes.WaitForSync(std::chrono::steady_clock::now() + seconds(10)));
+  ASSERT_TRUE(pods.WaitForSync(std::chrono::steady_clock::now() + seconds(10)));
+  auto res = r.Reconcile("n1");
+  EXPECT_TRUE(res.status.ok()) << res.status;
+  auto got = fc->Get(api::Node::Resource(), "", "n1");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)["metadata"]["annotations"]["tephra.io/fault"], "NotReady");
+  EXPECT_FALSE(fc->Get(api::Pod::Resource(), "ns", "w-0").ok());  // forced: gone at once
+  EXPECT_NE(reg.Expose().find("tephra_fault_pods_deleted_total{signal=\"NotReady\",forced=\"true\"} 1"), std::string::npos)
+      << reg.Expose();
+  EXPECT_NE(reg.Expose().find("tephra_fault_detected_total{signal=\"NotReady\"} 1"), std::string::npos);
+  nodes.Stop();
+  pods.Stop();
+}
+
+}  // namespace
+}  // namespace tephra::reconcilers::fault
