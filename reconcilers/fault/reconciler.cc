@@ -1,6 +1,10 @@
 #include "fault/reconciler.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "tephra/api/codec.h"
+#include "tephra/api/labels.h"
 #include "tephra/kube/log.h"
 
 namespace tephra::reconcilers::fault {
@@ -54,6 +58,10 @@ FaultReconciler::FaultReconciler(FaultReconcilerOptions opts)
                                   "Batch pods deleted from faulted nodes so their jobs replace them", {"signal", "forced"});
   held_ = &reg.AddCounter("tephra_fault_actions_held_total",
                           "Faulted nodes left alone because --fault-max-node-fraction of the nodes were already handled");
+  recovery_seconds_ = &reg.AddHistogram(
+      "tephra_fault_recovery_seconds",
+      "From a fault being acted on to the job running as many pods as before it (MTTR), by signal", {"signal"},
+      {1, 2, 5, 10, 15, 20, 30, 45, 60, 120, 300, 600});
   nodes_faulted_ = reg.AddGauge("tephra_fault_nodes", "Nodes marked faulted (tephra.io/fault) in the controller's cache")
                        .With(std::vector<std::string>{});
 }
@@ -85,10 +93,71 @@ void FaultReconciler::RegisterHandlers(kube::Controller& c) {
     if (auto n = nodes->Get(p.spec.node_name); n && n->metadata.annotations.count(kFaultAnnotation)) c.Enqueue(p.spec.node_name);
   };
   opts_.pods->AddEventHandler({
-      .on_add = [pod_on_faulted_node](const auto& p) { pod_on_faulted_node(*p); },
-      .on_update = [pod_on_faulted_node](const auto&, const auto& p) { pod_on_faulted_node(*p); },
+      .on_add =
+          [this, pod_on_faulted_node](const auto& p) {
+            pod_on_faulted_node(*p);
+            CheckRecovery(*p);
+          },
+      .on_update =
+          [this, pod_on_faulted_node](const auto&, const auto& p) {
+            pod_on_faulted_node(*p);
+            CheckRecovery(*p);
+          },
       .on_delete = nullptr,
   });
+}
+
+int FaultReconciler::CountGroup(const std::string& ns, const std::string& group, bool running_only) const {
+  int n = 0;
+  for (const auto& p : opts_.pods->ListNamespace(ns)) {
+    auto g = p->metadata.annotations.find(std::string(api::kPodGroupAnnotation));
+    if (g == p->metadata.annotations.end() || g->second != group || !IsBatchPod(*p) || p->spec.node_name.empty()) continue;
+    if (running_only && (p->status.phase != "Running" || !p->metadata.deletion_timestamp.empty())) continue;
+    ++n;
+  }
+  return n;
+}
+
+void FaultReconciler::StartRecovery(const PodDelete& d, const std::string& group, core::Clock::WallTime now) {
+  const int want = CountGroup(d.ns, group, /*running_only=*/false);
+  core::MutexLock l(mu_);
+  auto [it, fresh] = recovering_.try_emplace(d.ns + "/" + group);
+  if (fresh) {
+    it->second.since = now;
+    it->second.signal = d.signal;
+    it->second.job = {.on = EventRecord::On::kJob, .job_kind = d.job_kind, .job_ns = d.ns, .job_name = d.job_name,
+                      .job_uid = d.job_uid};
+  }
+  it->second.want = std::max(it->second.want, want);
+}
+
+void FaultReconciler::CheckRecovery(const api::Pod& p) {
+  if (p.status.phase != "Running") return;
+  auto g = p.metadata.annotations.find(std::string(api::kPodGroupAnnotation));
+  if (g == p.metadata.annotations.end()) return;
+  const std::string key = p.metadata.namespace_ + "/" + g->second;
+  Recovery r;
+  {
+    core::MutexLock l(mu_);
+    auto it = recovering_.find(key);
+    if (it == recovering_.end()) return;
+    r = it->second;
+  }
+  const int running = CountGroup(p.metadata.namespace_, g->second, /*running_only=*/true);
+  if (running < r.want) return;
+  {
+    core::MutexLock l(mu_);
+    if (!recovering_.erase(key)) return;  // another event got there first
+  }
+  const double seconds = std::chrono::duration<double>(clock_.WallNow() - r.since).count();
+  recovery_seconds_->With({r.signal})->Observe(seconds);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", seconds);
+  log::Info("job recovered from a fault").Kv("podgroup", key).Kv("pods", running).Kv("seconds", text);
+  if (opts_.recorder)
+    opts_.recorder->Event(JobRef(r.job), kube::EventType::kNormal, "FaultRecovered",
+                          std::to_string(running) + " pods running again " + text + " s after the " + r.signal +
+                              " fault was acted on");
 }
 
 core::Status FaultReconciler::PatchNode(const api::Node& node, const Actions& a) {
@@ -126,6 +195,11 @@ kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
   o.nodes_acted = acted;
   nodes_faulted_->Set(acted);
 
+  {
+    // A job that never runs its pods again (deleted, scaled down, stuck) is not waited for past an hour.
+    core::MutexLock l(mu_);
+    std::erase_if(recovering_, [&](const auto& kv) { return o.now - kv.second.since > std::chrono::hours(1); });
+  }
   const Actions a = Plan(o, opts_.config);
   // The node's record first: once it is written, the fault is said once whatever happens to the deletes.
   if (core::Status s = PatchNode(*node, a); !s.ok()) return kube::ReconcileResult::Error(std::move(s));
@@ -152,6 +226,10 @@ kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
     kube::DeleteOptions del;
     del.grace_period_seconds = d.grace_seconds;
     del.precondition_uid = d.uid;
+    // Before the delete: the group's count must still include the pod being replaced.
+    if (auto pod = opts_.pods->Get(d.ns, d.name); pod && pod->metadata.deletion_timestamp.empty())
+      if (auto g = pod->metadata.annotations.find(std::string(api::kPodGroupAnnotation)); g != pod->metadata.annotations.end())
+        StartRecovery(d, g->second, o.now);
     core::Status s = opts_.client->Delete(api::Pod::Resource(), d.ns, d.name, del);
     // Gone already, or the name now belongs to the replacement: done either way.
     if (s.ok() || core::IsNotFound(s) || core::IsConflict(s)) {

@@ -9,7 +9,11 @@
 // marked, and two workers could each see room for one more.
 #pragma once
 
+#include <map>
+#include <string>
+
 #include "fault/plan.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/core/clock.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/controller.h"
@@ -40,7 +44,18 @@ class FaultReconciler final : public kube::Reconciler {
   void RegisterHandlers(kube::Controller& c);
 
  private:
+  // A job whose pods a fault deleted, until as many of its pods run again as ran before (its MTTR).
+  struct Recovery {
+    core::Clock::WallTime since;  // when the fault was acted on
+    int want = 0;                 // pods of the group bound and unfinished before the fault
+    std::string signal;
+    EventRecord job;  // where to say it recovered
+  };
   core::Status PatchNode(const api::Node& node, const Actions& a);
+  // Counts the group's pods bound and not finished (with_terminating) or Running and not being deleted.
+  int CountGroup(const std::string& ns, const std::string& group, bool running_only) const;
+  void StartRecovery(const PodDelete& d, const std::string& group, core::Clock::WallTime now) TEPHRA_EXCLUDES(mu_);
+  void CheckRecovery(const api::Pod& p) TEPHRA_EXCLUDES(mu_);
   FaultReconcilerOptions opts_;
   const core::Clock& clock_;
   kube::metrics::CounterFamily* detected_ = nullptr;
@@ -48,6 +63,9 @@ class FaultReconciler final : public kube::Reconciler {
   kube::metrics::CounterFamily* pods_deleted_ = nullptr;
   kube::metrics::CounterFamily* held_ = nullptr;
   kube::metrics::Gauge* nodes_faulted_ = nullptr;
+  kube::metrics::HistogramFamily* recovery_seconds_ = nullptr;
+  mutable core::Mutex mu_;
+  std::map<std::string, Recovery> recovering_ TEPHRA_GUARDED_BY(mu_);  // by "<ns>/<PodGroup>"
 };
 
 }  // namespace tephra::reconcilers::fault

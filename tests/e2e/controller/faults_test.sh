@@ -5,7 +5,7 @@
 # of six nodes) and --fault-avoid-seconds 20.
 #  1. An XID condition (nodesim reports GpuXidError=True, as NVSentinel would set it) on the node of w-0: the
 #     node is marked tephra.io/fault with a FaultDetected Event, w-0 is replaced on another node, the job
-#     records PodFaultRestart and runs its 4 pods again.
+#     records PodFaultRestart and runs its 4 pods again (FaultRecovered, tephra_fault_recovery_seconds).
 #  2. Node death (tephra.io/sim-fail: Ready=False, the kubelet gone): after the 5 s grace the pod is
 #     force-deleted and replaced on the spare node.
 #  3. A third fault exceeds the budget: the node gets tephra.io/fault-held with a FaultActionsHeld Event and
@@ -108,6 +108,8 @@ wait_until "train-w-0 replaced off $XID_NODE" 60 replaced train-w-0 "$OLD" "$XID
 t2=$(date +%s.%N)
 has_event Node "$XID_NODE" FaultDetected default || { dump; fail "no FaultDetected Event on $XID_NODE"; }
 has_event Job train PodFaultRestart || { dump; fail "no PodFaultRestart Event on the job"; }
+recovered_event() { has_event Job train FaultRecovered; }
+wait_until "FaultRecovered on the job" 30 recovered_event || { dump; fail "no FaultRecovered Event on the job"; }
 check_no_pod_on_faulted
 note "1. XID on $XID_NODE: recorded in $(echo "$t1 - $t0" | bc) s, the gang whole again in $(echo "$t2 - $t0" | bc) s"
 
@@ -153,5 +155,9 @@ metrics=$(curl -fsS "http://127.0.0.1:$CTRL_METRICS/metrics")
 grep -q 'tephra_fault_detected_total{signal="GpuXidError"} 2' <<<"$metrics" || fail "metrics: $(grep tephra_fault_ <<<"$metrics")"
 grep -q 'tephra_fault_pods_deleted_total{signal="NotReady",forced="true"} 1' <<<"$metrics" ||
   fail "metrics: $(grep tephra_fault_ <<<"$metrics")"
+grep -q 'tephra_fault_recovery_seconds_count{signal="NotReady"} 1' <<<"$metrics" ||
+  fail "metrics: $(grep tephra_fault_recovery <<<"$metrics")"
+grep -q 'tephra_fault_recovery_seconds_count{signal="GpuXidError"} 2' <<<"$metrics" ||
+  fail "metrics: $(grep tephra_fault_recovery <<<"$metrics")"
 note "4. $XID_NODE healed, avoided for $((t1 - t0)) s; $HELD_POD replaced there"
 echo "PASS"

@@ -69,6 +69,25 @@ TEST(NodeModel, FaultsBendStatus) {
   EXPECT_EQ(st["allocatable"]["nvidia.com/gpu"], "0");
 }
 
+TEST(NodeModel, SimulatedConditionsKeepTheirTransitionTime) {
+  NodeGroup g;
+  NodeSpec n = OneNode(&g);
+  NodeFaults f = ReadFaults(Annotated({{kConditionsAnnotation, "GpuXidError, NetworkUnavailable,Ready"}}));
+  EXPECT_EQ(f.conditions, (std::vector<std::string>{"GpuXidError", "NetworkUnavailable"}));
+  EXPECT_NE(f.problem.find("Ready is the kubelet's own condition"), std::string::npos) << f.problem;
+  EXPECT_FALSE(f == NodeFaults{});
+  core::FakeClock clock;
+  f.since = clock.WallNow();
+  clock.Advance(std::chrono::seconds(30));
+  json st = BuildNodeStatus(n, f, clock.WallNow());
+  ASSERT_NE(Cond(st, "GpuXidError"), nullptr);
+  EXPECT_EQ((*Cond(st, "GpuXidError"))["status"], "True");
+  // A heartbeat is not a transition: the fault began 30 s before this status.
+  EXPECT_EQ((*Cond(st, "GpuXidError"))["lastTransitionTime"], core::FormatRfc3339(clock.WallNow() - std::chrono::seconds(30)));
+  EXPECT_EQ((*Cond(st, "GpuXidError"))["lastHeartbeatTime"], core::FormatRfc3339(clock.WallNow()));
+  EXPECT_EQ((*Cond(st, "Ready"))["status"], "True");
+}
+
 TEST(NodeModel, BadFaultValuesAreReportedNotFatal) {
   NodeFaults f = ReadFaults(Annotated({{kUnhealthyGpusAnnotation, "-1"}}));
   EXPECT_EQ(f.unhealthy_gpus, 0);

@@ -1,6 +1,8 @@
 // The fault controller (docs/faults.md): what a Node shows through the API, and what is done about it.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "fault/plan.h"
 #include "fault/reconciler.h"
 #include "tephra/api/codec.h"
@@ -313,6 +315,10 @@ TEST(FaultReconciler, RecordsOnTheNodeAndDeletesWithTheUidPrecondition) {
   o.pods = &pods;
   o.registry = &reg;
   FaultReconciler r(std::move(o));
+  kube::ControllerOptions co;
+  co.name = "fault-controller";
+  kube::Controller controller(std::move(co), &r);  // not started: only its handlers are wanted
+  r.RegisterHandlers(controller);
   nodes.Start();
   pods.Start();
   ASSERT_TRUE(nodes.WaitForSync(std::chrono::steady_clock::now() + seconds(10)));
@@ -326,6 +332,22 @@ TEST(FaultReconciler, RecordsOnTheNodeAndDeletesWithTheUidPrecondition) {
   EXPECT_NE(reg.Expose().find("tephra_fault_pods_deleted_total{signal=\"NotReady\",forced=\"true\"} 1"), std::string::npos)
       << reg.Expose();
   EXPECT_NE(reg.Expose().find("tephra_fault_detected_total{signal=\"NotReady\"} 1"), std::string::npos);
+  // The job's replacement runs elsewhere: its recovery time is observed once, when it runs as many pods as
+  // before the fault (one).
+  EXPECT_EQ(reg.Expose().find("tephra_fault_recovery_seconds_count"), std::string::npos);
+  api::Pod again = BatchPod("w-0", "n2");
+  again.metadata.uid.clear();
+  again.status.phase = "Pending";
+  fc->Seed(api::Pod::Resource(), api::ToJson(again));
+  auto cur = fc->Get(api::Pod::Resource(), "ns", "w-0");
+  ASSERT_TRUE(cur.ok());
+  (*cur)["status"]["phase"] = "Running";
+  ASSERT_TRUE(fc->Update(api::Pod::Resource(), "ns", *cur, "status").ok());
+  auto observed = [&] {
+    return reg.Expose().find("tephra_fault_recovery_seconds_count{signal=\"NotReady\"} 1") != std::string::npos;
+  };
+  for (int i = 0; i < 200 && !observed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(observed()) << reg.Expose();
   nodes.Stop();
   pods.Stop();
 }
