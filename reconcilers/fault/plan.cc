@@ -98,8 +98,10 @@ std::vector<Signal> Detect(const api::Node& node, const FaultConfig& cfg, core::
     }
   }
   for (const auto& t : node.spec.taints) {
-    if (t.key == kUnreachableTaint || t.key == kNotReadyTaint) {
-      // The node controller's own verdict: no grace on top of its node-monitor-grace-period.
+    if ((t.key == kUnreachableTaint || t.key == kNotReadyTaint) && t.effect == "NoExecute") {
+      // The node controller's eviction taint, its own verdict: no grace on top of its node-monitor-grace-period.
+      // The NoSchedule variants only mirror the Ready condition (and a new node carries not-ready:NoSchedule
+      // until its first Ready report), so they are not a fault of their own.
       add({.name = "NotReady", .since = t.time_added, .message = "taint " + t.key + ":" + t.effect, .node_down = true});
     } else if (Has(cfg.taints, t.key)) {
       add({.name = "taint:" + t.key, .since = t.time_added, .message = "taint " + t.key + "=" + t.value + ":" + t.effect});

@@ -3,7 +3,7 @@
 //
 // Signals (Detect):
 //   * NotReady: the Ready condition False or Unknown for at least `not_ready_grace`, or the node controller's
-//     node.kubernetes.io/unreachable / not-ready taint. The kubelet is gone: its pods are force-deleted,
+//     node.kubernetes.io/unreachable / not-ready NoExecute taint. The kubelet is gone: its pods are force-deleted,
 //     because nothing will ever finish a graceful delete and a vcjob pod's replacement has the same name.
 //   * A configured node condition True (node-problem-detector, NVSentinel: GpuXidError, ...) or a configured
 //     taint: the node is up but unfit; its batch pods are deleted with their own grace period, so the

@@ -100,6 +100,10 @@ TEST(FaultDetect, NotReadyAfterItsGraceAndTheNodeControllersTaintsAtOnce) {
   EXPECT_TRUE(s[0].node_down);
   SetReady(t, "Unknown", 1);
   EXPECT_EQ(Detect(t, cfg, kNow).size(), 1u);
+  // The NoSchedule variant only mirrors the condition: a new node carries it until its first Ready report.
+  api::Node fresh = Node("n3");
+  fresh.spec.taints.push_back(Taint("node.kubernetes.io/not-ready", "", "NoSchedule", Ago(100)));
+  EXPECT_TRUE(Detect(fresh, cfg, kNow).empty());
 }
 
 TEST(FaultDetect, ConfiguredConditionsAndTaintsOnly) {
