@@ -61,6 +61,11 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
       ->delimiter(',');
   app->add_option("--retry-unchanged-every", o->retry_unchanged_every_cycles,
                   "Retry unschedulable gangs whose inputs did not change every N cycles");
+  app->add_option("--gang-timeout-seconds", o->gang_timeout_seconds,
+                  "Release a gang that stays below its minimum while holding placed pods (never whole yet, or "
+                  "waiting for replacements after losing pods) after this long; 0 = never")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app->add_option("--queue-position-interval", *position_interval,
                   "Recompute each waiting job's place in its queue (the PodGroup's Queued condition, shown by "
                   "`tephra ctl job why`) at most this often; 0 = off")

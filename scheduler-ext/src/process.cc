@@ -220,6 +220,7 @@ std::string PodKeyEvent(const std::string& ns, const std::string& name) { return
 void ApplyCoreFlags(const SchedulerOptions& o, sched::SchedulerConf* c) {
   if (!o.topology_label_keys.empty()) c->core.topology_label_keys = o.topology_label_keys;
   c->core.retry_unchanged_every_cycles = o.retry_unchanged_every_cycles;
+  c->core.gang_timeout_seconds = o.gang_timeout_seconds;
   c->core.allocate_slice_us = std::chrono::duration_cast<std::chrono::microseconds>(o.allocate_slice).count();
   c->core.queue_position_interval_ms = o.queue_position_interval.count();
   c->core.position_writes_per_second = o.position_writes_per_second;

@@ -115,9 +115,11 @@ void Scheduler::ReleaseStuckGangs(Session& ssn) {
       continue;
     }
     int placed = j.Count(TaskStatus::kBinding) + j.Count(TaskStatus::kBound) + j.Count(TaskStatus::kRunning);
-    // Only gangs that never became whole: a running gang that lost a pod is the job controller's business
-    // (its lifecycle policies decide), not the scheduler's.
-    if (j.sched.ever_ready || placed == 0 || timeout <= 0) {
+    // A gang that was whole and lost pods (a node died, a card failed) counts only while replacements wait:
+    // without pending pods, recreating them is the job controller's business (its lifecycle policies). With
+    // them, a gang that cannot be made whole again holds its nodes for nothing (docs/faults.md).
+    const bool lost = j.sched.ever_ready;
+    if (placed == 0 || timeout <= 0 || (lost && j.Count(TaskStatus::kPending) == 0)) {
       j.sched.partial_since.reset();
       continue;
     }
@@ -135,8 +137,9 @@ void Scheduler::ReleaseStuckGangs(Session& ssn) {
     j.sched.partial_since.reset();
     ssn.RecordFitErrors(key, -1,
                         "GangTimeout\nonly " + std::to_string(ready) + "/" + std::to_string(j.min_member) +
-                            " tasks of the gang were ready for " + std::to_string(timeout) +
-                            "s; released its " + std::to_string(placed) + " placed pod(s)");
+                            " tasks of the gang were ready for " + std::to_string(timeout) + "s" +
+                            (lost ? " after it lost pods, and their replacements found no place" : "") +
+                            "; released its " + std::to_string(placed) + " placed pod(s)");
   }
 }
 

@@ -422,6 +422,41 @@ TEST(Cycle, BindFailureRollsBackTheGang) {
   EXPECT_EQ(r2.binds.size(), 2u) << "the gang is retried right away";
 }
 
+TEST(Cycle, GangThatLostAPodAndCannotReplaceItIsReleasedAfterTimeout) {
+  // docs/faults.md: a running gang loses a pod to a dead node; its replacement fits nowhere. After the gang
+  // timeout the pods it still holds are released, so the whole gang can be placed again later instead of
+  // holding its nodes for nothing.
+  Cluster c;
+  c.Queue("default");
+  for (int i = 0; i < 3; ++i) c.Node("n" + std::to_string(i), 8000, 64 * kGi);
+  JobInfo j = c.Gang("g", 3, Resource::Cpu(6000));
+  CycleResult r = c.RunAt(0);
+  ASSERT_EQ(r.binds.size(), 3u);
+  for (const auto& b : r.binds) {
+    c.st().BindSucceeded(b.task_uid);
+    TaskInfo t = *c.st().FindTask(b.task_uid);
+    t.status = TaskStatus::kRunning;
+    c.st().UpsertPod(t);
+  }
+  EXPECT_TRUE(c.RunAt(1).evictions.empty());
+  c.st().RemovePod(r.binds[2].task_uid);
+  c.st().RemoveNode(r.binds[2].node);
+  // Running but short of a replacement: the job controller's business, not a stuck gang.
+  EXPECT_TRUE(c.RunAt(2).evictions.empty());
+  EXPECT_TRUE(c.RunAt(400).evictions.empty());
+  c.st().UpsertPod(c.Pod(j, 3, Resource::Cpu(6000)));  // the replacement, which fits nowhere
+  EXPECT_TRUE(c.RunAt(401).evictions.empty());
+  EXPECT_TRUE(c.RunAt(700).evictions.empty());  // 299 s
+  CycleResult late = c.RunAt(702);
+  ASSERT_EQ(late.evictions.size(), 2u);
+  EXPECT_EQ(late.evictions[0].reason, "GangTimeout");
+  const PodGroupStatusUpdate* pg = FindPg(late, "ns/g");
+  ASSERT_NE(pg, nullptr);
+  EXPECT_NE(pg->conditions[0].message.find("2/3 tasks of the gang were ready for 300s after it lost pods"),
+            std::string::npos)
+      << pg->conditions[0].message;
+}
+
 TEST(Cycle, StuckPartialGangReleasedAfterTimeout) {
   // docs/failure-scenarios.md, scenario 8: one pod of a gang got bound, the rest can no longer fit; after the configured
   // gang timeout the placed pod is evicted and the PodGroup says why.

@@ -82,6 +82,9 @@ struct SchedulerOptions {
   std::vector<std::string> topology_label_keys;
   // Unschedulable gangs are retried at least every N cycles even when nothing changed (CoreOptions).
   int retry_unchanged_every_cycles = 10;
+  // --gang-timeout-seconds: a gang below its minimum that holds placed pods (never whole yet, or whole once
+  // and waiting for replacements) is released after this long (docs/faults.md). 0 disables.
+  int64_t gang_timeout_seconds = 300;
   // Queue positions on waiting PodGroups (CoreOptions; docs/why-pending.md): recomputed at most this often
   // (0 = off), and position-only status writes paced at this rate.
   std::chrono::milliseconds queue_position_interval{2000};

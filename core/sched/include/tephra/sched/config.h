@@ -46,9 +46,10 @@ struct ActionConfiguration {
 struct CoreOptions {
   // Unschedulable gangs whose inputs did not change are retried at least every N cycles (0 = every cycle).
   int retry_unchanged_every_cycles = 10;
-  // A gang that never reached minMember but holds placed pods (after a bind failure or a scheduler restart
-  // mid-gang) is released after this long: its placed pods are evicted and the PodGroup says why
-  // (docs/failure-scenarios.md, scenario 8). 0 disables.
+  // A gang below minMember that holds placed pods is released after this long: its placed pods are evicted
+  // and the PodGroup says why. Either it never became whole (a bind failure or a scheduler restart mid-gang,
+  // docs/failure-scenarios.md, scenario 8), or it was whole and its replacement pods find no place
+  // (docs/faults.md). 0 disables.
   int64_t gang_timeout_seconds = 300;
   // Node label keys that define a leaf/spine/... hierarchy when the cluster has no HyperNode objects:
   // key i gives tier i+1. A node with label <key>=<v> belongs to synthetic HyperNode "<key>=<v>".
