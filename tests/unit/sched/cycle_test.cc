@@ -154,6 +154,37 @@ TEST(Cycle, GangLandsInFewestLeafSwitches) {
   EXPECT_NE(pg->conditions[0].message.find("no HyperNode with tier <= 1"), std::string::npos);
 }
 
+TEST(Cycle, ReplacementAfterANodeLossStaysInTheGangsLeaf) {
+  // docs/faults.md: a gang confined to one leaf loses a node; its replacement pod goes to the leaf's spare
+  // node, not to the emptier leaf that comes first in the node order.
+  Cluster c;
+  c.Queue("default");
+  BuildFabric(c);
+  Resource full = Resource::CpuMem(8000, 64 * kGi).With(c.gpu(), 8);
+  JobInfo j = c.Job("train", 3);
+  j.network_topology = {TopologyMode::kHard, 1, ""};
+  c.AddJob(j);
+  for (int i = 0; i < 3; ++i) c.st().UpsertPod(c.Pod(j, i, full));
+  CycleResult r = c.Run();
+  ASSERT_EQ(r.binds.size(), 3u);
+  ASSERT_EQ(LeavesOf(c, "ns/train"), (std::set<std::string>{"l3"}));
+  for (const auto& b : r.binds) {
+    c.st().BindSucceeded(b.task_uid);
+    TaskInfo t = *c.st().FindTask(b.task_uid);
+    t.status = TaskStatus::kRunning;
+    c.st().UpsertPod(t);
+  }
+  c.Node("l3-n3", 64000, 512 * kGi, 8);  // a spare joins the leaf
+  const std::string lost = c.st().FindTask("train-0")->node;
+  c.st().RemovePod("train-0");
+  c.st().RemoveNode(lost);
+  c.st().UpsertPod(c.Pod(j, 3, full));
+  r = c.Run();
+  ASSERT_EQ(r.binds.size(), 1u);
+  EXPECT_EQ(r.binds[0].node, "l3-n3");
+  EXPECT_EQ(LeavesOf(c, "ns/train"), (std::set<std::string>{"l3"}));
+}
+
 // A vcjob task with partitionPolicy as the controller writes its PodGroup: `partitions` x `size` pods labelled
 // with their partition, one subGroupPolicy keyed on the partition label.
 JobInfo Partitioned(Cluster& c, const std::string& name, int partitions, int size, int min_partitions, Resource req,
