@@ -20,6 +20,7 @@ source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 trap 'stop_roles' EXIT
+sub() { awk -v a="${!1}" -v b="${!2}" 'BEGIN {printf "%.2f", a - b}'; }  # sub <var> <var>: $1 - $2
 k() { "$KUBECTL" --request-timeout 20s "$@"; }
 NS=default
 
@@ -111,7 +112,7 @@ has_event Job train PodFaultRestart || { dump; fail "no PodFaultRestart Event on
 recovered_event() { has_event Job train FaultRecovered; }
 wait_until "FaultRecovered on the job" 30 recovered_event || { dump; fail "no FaultRecovered Event on the job"; }
 check_no_pod_on_faulted
-note "1. XID on $XID_NODE: recorded in $(echo "$t1 - $t0" | bc) s, the gang whole again in $(echo "$t2 - $t0" | bc) s"
+note "1. XID on $XID_NODE: recorded in $(sub t1 t0) s, the gang whole again in $(sub t2 t0) s"
 
 # ----------------------------------------------------------------------------- 2. node death
 DEAD_NODE=$(node_of train-w-1)
@@ -123,7 +124,7 @@ wait_until "train-w-1 replaced off $DEAD_NODE" 60 replaced train-w-1 "$OLD" "$DE
   { dump; fail "train-w-1 was not replaced on another node"; }
 t2=$(date +%s.%N)
 check_no_pod_on_faulted
-note "2. $DEAD_NODE dead: the gang whole again in $(echo "$t2 - $t0" | bc) s (5 s of it the NotReady grace)"
+note "2. $DEAD_NODE dead: the gang whole again in $(sub t2 t0) s (5 s of it the NotReady grace)"
 
 # ------------------------------------------------------------------ 3. over the node budget: held
 HELD_POD=train-w-2
