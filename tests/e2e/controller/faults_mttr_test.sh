@@ -24,23 +24,11 @@ JOBS=${JOBS:-$((NODES / 10))}
 FAULTS=${FAULTS:-10}
 SEED=${SEED:-7}
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
-wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
-start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$NODES" --cpu 16 --gpus 8 ||
-  fail "tephra nodesim did not start"
-node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
-wait_until "$NODES nodes registered" 240 node_count "$NODES" || fail "nodesim did not register $NODES nodes"
-k wait --for condition=Ready --timeout 120s node --all >/dev/null || fail "simulated nodes not Ready"
-k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true  # see scheduler_test.sh
+install_crds || fail "CRDs not Established"
+start_sim_nodes "$NODES" "$LOGS/nodesim.log" --nodes "$NODES" --cpu 16 --gpus 8 || fail "$NODES simulated nodes not Ready"
 start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
   --metrics-addr "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)" || fail "tephra controller did not start"
-HEALTH_PORT=$(free_port)
-start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false --listen-address 0 \
-  --health-addr "127.0.0.1:$HEALTH_PORT" || fail "tephra scheduler did not start"
-wait_until "scheduler /readyz" 60 curl -fsS "http://127.0.0.1:$HEALTH_PORT/readyz" || fail "scheduler never ready"
-have_default() { k get queue default; }
-wait_until "default queue" 30 have_default || fail "scheduler did not create the default queue"
+start_scheduler "$LOGS/scheduler.log" || fail "tephra scheduler not ready"
 
 for j in $(seq 0 $((JOBS - 1))); do
   cat <<YAML

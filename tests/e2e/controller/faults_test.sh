@@ -24,25 +24,13 @@ sub() { awk -v a="${!1}" -v b="${!2}" 'BEGIN {printf "%.2f", a - b}'; }  # sub <
 k() { "$KUBECTL" --request-timeout 20s "$@"; }
 NS=default
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
-wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
-start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 6 --cpu 8 --gpus 0 ||
-  fail "tephra nodesim did not start"
-node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
-wait_until "6 nodes registered" 90 node_count 6 || fail "nodesim did not register 6 nodes"
-k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
-k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true  # see scheduler_test.sh
+install_crds || fail "CRDs not Established"
+start_sim_nodes 6 "$LOGS/nodesim.log" --nodes 6 --cpu 8 --gpus 0 || fail "6 simulated nodes not Ready"
 CTRL_METRICS=$(free_port)
 start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
   --metrics-addr "127.0.0.1:$CTRL_METRICS" --health-addr "127.0.0.1:$(free_port)" \
   --fault-max-node-fraction 0.34 --fault-avoid-seconds 20 || fail "tephra controller did not start"
-HEALTH_PORT=$(free_port)
-start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false --listen-address 0 \
-  --health-addr "127.0.0.1:$HEALTH_PORT" || fail "tephra scheduler did not start"
-wait_until "scheduler /readyz" 60 curl -fsS "http://127.0.0.1:$HEALTH_PORT/readyz" || fail "scheduler never ready"
-have_default() { k get queue default; }
-wait_until "default queue" 30 have_default || fail "scheduler did not create the default queue"
+start_scheduler "$LOGS/scheduler.log" || fail "tephra scheduler not ready"
 
 dump() {
   k get pods -n $NS -o wide >&2 2>&1 || true

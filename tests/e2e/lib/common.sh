@@ -100,3 +100,34 @@ wait_scheduler_cycles() {
 # A free TCP port on 127.0.0.1 (the kernel picks it; the socket is closed before use, so callers start the
 # listener promptly).
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# The pieces most e2e scripts start with. They expect KUBECONFIG, TEPHRA_BIN and TEPHRA_SOURCE_DIR.
+# install_crds: applies the project's CRDs and waits until the API server serves them (a CRD whose status
+# has no conditions yet makes `kubectl wait` fail at once, so it is retried).
+install_crds() {
+  "$KUBECTL" --request-timeout 20s apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null || return 1
+  _crds_established() { "$KUBECTL" --request-timeout 20s wait --for condition=Established --timeout 10s crd --all; }
+  wait_until "CRDs Established" 60 _crds_established
+}
+# start_sim_nodes <count> <logfile> [nodesim args...]: starts `tephra nodesim`, waits until <count> nodes are
+# registered and Ready, and lifts the not-ready:NoSchedule taint the API server's admission puts on new nodes
+# (the loopback control plane runs no node lifecycle controller to lift it).
+start_sim_nodes() {
+  local count=$1 logf=$2; shift 2
+  start_role nodesim "$logf" --kubeconfig "$KUBECONFIG" "$@" || { echo "tephra nodesim did not start" >&2; return 1; }
+  _sim_node_count() { [ "$("$KUBECTL" --request-timeout 20s get nodes -o name | wc -l)" -ge "$1" ]; }
+  wait_until "$count nodes registered" $((60 + count / 5)) _sim_node_count "$count" || return 1
+  "$KUBECTL" --request-timeout 60s wait --for condition=Ready --timeout 120s node --all >/dev/null || return 1
+  "$KUBECTL" --request-timeout 60s taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+}
+# start_scheduler <logfile> [args...]: starts `tephra scheduler` without leader election or metrics, then waits
+# for /readyz and for the default queue it creates. Sets SCHED_HEALTH_PORT (for wait_scheduler_cycles).
+start_scheduler() {
+  local logf=$1; shift
+  SCHED_HEALTH_PORT=$(free_port)
+  start_role scheduler "$logf" --kubeconfig "$KUBECONFIG" --leader-elect=false --listen-address 0 \
+    --health-addr "127.0.0.1:$SCHED_HEALTH_PORT" "$@" || { echo "tephra scheduler did not start" >&2; return 1; }
+  wait_until "scheduler /readyz" 60 curl -fsS "http://127.0.0.1:$SCHED_HEALTH_PORT/readyz" || return 1
+  _have_default_queue() { "$KUBECTL" --request-timeout 20s get queue default; }
+  wait_until "default queue" 30 _have_default_queue
+}

@@ -27,8 +27,7 @@ LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 trap 'stop_roles' EXIT
 k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 cat >"$LOGS/nodes.yaml" <<'NODES'
 nodes:
 - namePrefix: npu-
@@ -49,18 +48,9 @@ nodes:
   capacity: {cpu: "64", memory: 256Gi, pods: "110", nvidia.com/gpu: "2"}
   gpu: {product: A100-SXM4-80GB, mig: {strategy: mixed, profiles: {1g.10gb: 7}}}
 NODES
-start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --config "$LOGS/nodes.yaml" ||
-  fail "tephra nodesim did not start"
-node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
-wait_until "11 nodes registered" 90 node_count 11 || fail "nodesim did not register 11 nodes"
-k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
-k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true  # see scheduler_test.sh
-HEALTH_PORT=$(free_port)
-start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false --listen-address 0 \
-  --health-addr "127.0.0.1:$HEALTH_PORT" || fail "tephra scheduler did not start"
-wait_until "scheduler /readyz" 60 curl -fsS "http://127.0.0.1:$HEALTH_PORT/readyz" || fail "scheduler never ready"
-have_default() { k get queue default; }
-wait_until "default queue" 30 have_default || fail "scheduler did not create the default queue"
+start_sim_nodes 11 "$LOGS/nodesim.log" --config "$LOGS/nodes.yaml" || fail "11 simulated nodes not Ready"
+start_scheduler "$LOGS/scheduler.log" || fail "tephra scheduler not ready"
+HEALTH_PORT=$SCHED_HEALTH_PORT
 
 podgroup() {  # podgroup <name> <minMember>
   printf '%s\n' "apiVersion: scheduling.volcano.sh/v1beta1" "kind: PodGroup" \
