@@ -115,9 +115,12 @@ install_crds() {
 start_sim_nodes() {
   local count=$1 logf=$2; shift 2
   start_role nodesim "$logf" --kubeconfig "$KUBECONFIG" "$@" || { echo "tephra nodesim did not start" >&2; return 1; }
-  _sim_node_count() { [ "$("$KUBECTL" --request-timeout 20s get nodes -o name | wc -l)" -ge "$1" ]; }
-  wait_until "$count nodes registered" $((60 + count / 5)) _sim_node_count "$count" || return 1
-  "$KUBECTL" --request-timeout 60s wait --for condition=Ready --timeout 120s node --all >/dev/null || return 1
+  # One list per poll: `kubectl wait node --all` takes minutes on a thousand nodes.
+  _sim_ready_count() {
+    [ "$("$KUBECTL" --request-timeout 30s get nodes \
+      -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c '^True$')" -ge "$1" ]
+  }
+  wait_until "$count nodes registered and Ready" $((60 + count / 5)) _sim_ready_count "$count" || return 1
   "$KUBECTL" --request-timeout 60s taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 }
 # start_scheduler <logfile> [args...]: starts `tephra scheduler` without leader election or metrics, then waits
