@@ -66,7 +66,9 @@ node_of() { k get pod -n $NS "$1" -o jsonpath='{.spec.nodeName}'; }
 uid_of() { k get pod -n $NS "$1" -o jsonpath='{.metadata.uid}'; }
 fault_of() { k get node "$1" -o jsonpath='{.metadata.annotations.tephra\.io/fault}'; }
 has_event() {  # has_event <kind> <name> <reason>
-  k get events -n "${4:-$NS}" --field-selector "involvedObject.kind=$1,involvedObject.name=$2,reason=$3" -o name | grep -q .
+  local out
+  out=$(k get events -n "${4:-$NS}" --field-selector "involvedObject.kind=$1,involvedObject.name=$2,reason=$3" -o name) || return 1
+  [ -n "$out" ]
 }
 # No pod of the job on a node the controller marked faulted.
 check_no_pod_on_faulted() {

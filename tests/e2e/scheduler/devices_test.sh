@@ -122,7 +122,9 @@ wait_until "npu-0 reports 15 allocatable cards" 60 npu_allocatable || fail "node
 { podgroup ones 15; for i in $(seq 0 14); do npu_pod "ones-$i" ones 1; done; } | k create -f - >/dev/null
 ones_running() { [ "$(running_count ones)" -eq 15 ]; }
 wait_until "15 one-card pods running" 90 ones_running || fail "ones: $(running_count ones)/15 running; refused: $(refused ones)"
-if placements ones | grep -q 'Ascend910-3$'; then fail "ones: the unhealthy card Ascend910-3 was assigned"; fi
+# Captured first: `kubectl ... | grep -q` under pipefail fails when grep exits before kubectl has written all.
+ones_out=$(placements ones) || fail "ones: listing the placements failed"
+if grep -q 'Ascend910-3$' <<<"$ones_out"; then fail "ones: the unhealthy card Ascend910-3 was assigned"; fi
 { podgroup last 1; npu_pod last-0 last 1; } | k create -f - >/dev/null
 wait_scheduler_cycles "$HEALTH_PORT" 3 || fail "the scheduler stopped cycling"
 [ -z "$(k get pod last-0 -o jsonpath='{.spec.nodeName}')" ] || fail "a 16th card was assigned on a node with 15 healthy"
@@ -136,8 +138,9 @@ k -n kube-system create configmap mindx-dl-deviceinfo-npu-0 --from-literal=Devic
 { podgroup cm 15; for i in $(seq 0 14); do npu_pod "cm-$i" cm 1; done; } | k create -f - >/dev/null
 cm_running() { [ "$(running_count cm)" -eq 15 ]; }
 wait_until "15 one-card pods running" 90 cm_running || fail "cm: $(running_count cm)/15 running; refused: $(refused cm)"
-if placements cm | grep -q 'Ascend910-5$'; then fail "cm: Ascend910-5, unhealthy in the ConfigMap, was assigned"; fi
-placements cm | grep -q 'Ascend910-3$' || fail "cm: Ascend910-3 (healthy again) was not used"
+cm_out=$(placements cm) || fail "cm: listing the placements failed"
+if grep -q 'Ascend910-5$' <<<"$cm_out"; then fail "cm: Ascend910-5, unhealthy in the ConfigMap, was assigned"; fi
+grep -q 'Ascend910-3$' <<<"$cm_out" || fail "cm: Ascend910-3 (healthy again) was not used: $(tr '\n' ' ' <<<"$cm_out")"
 note "5. cm: 15/15 running, none on Ascend910-5 (unhealthy in mindx-dl-deviceinfo-npu-0)"
 
 # ------------------------------------------------------ 6. vGPU: shares up to a GPU's memory, no further
