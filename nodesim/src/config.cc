@@ -245,7 +245,7 @@ StatusOr<NodeGroup> GroupFromYaml(const YAML::Node& n, const std::string& path) 
         if (tk == "product") {
           TEPHRA_ASSIGN_OR_RETURN(g.gpu_product, Scalar(t->second, p + "." + tk));
         } else if (tk == "mig") {
-          const YAML::Node& m = t->second;
+          const YAML::Node m = t->second;  // a copy: the iterator's proxy (and its member) dies with the expression
           if (!m.IsMap()) return InvalidArgumentError(p + ".mig: expected a mapping");
           for (auto f = m.begin(); f != m.end(); ++f) {
             std::string fk = f->first.as<std::string>();
