@@ -127,24 +127,24 @@ json VgpuContainer(const std::string& name, json limits) {
 
 TEST(DeviceConvert, VgpuRequestsFollowTheDevicePluginsDefaults) {
   // Neither memory nor a percentage: all of each card's memory.
-  auto r = ToDeviceRequest(VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-number", "2"}})}));
+  auto r = ToDeviceRequest(VgpuPod(json::array({VgpuContainer("c", {{"volcano.sh/vgpu-number", "2"}})})));
   EXPECT_EQ(r.shared, 2);
   EXPECT_EQ(r.memory, 0);
   EXPECT_EQ(r.memory_percent, 100);
   // A percentage of each card's memory.
-  r = ToDeviceRequest(VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-number", "1"}, {"volcano.sh/vgpu-memory-percentage", "25"}})}));
+  r = ToDeviceRequest(VgpuPod(json::array({VgpuContainer("c", {{"volcano.sh/vgpu-number", "1"}, {"volcano.sh/vgpu-memory-percentage", "25"}})})));
   EXPECT_EQ(r.memory_percent, 25);
   EXPECT_EQ(r.memory, 0);
   const sched::Card card{.id = "GPU-a", .memory = 40000, .max_sharers = 4};
   EXPECT_EQ(r.MemoryOn(card), 10000);
   // No node holds a percentage: it is the card model's, never a counted resource the node must have.
   sched::ResourceRegistry reg;
-  auto task = ToTaskInfo(VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-number", "1"}, {"volcano.sh/vgpu-memory-percentage", "25"}})}),
+  auto task = ToTaskInfo(VgpuPod(json::array({VgpuContainer("c", {{"volcano.sh/vgpu-number", "1"}, {"volcano.sh/vgpu-memory-percentage", "25"}})})),
                          &reg, {"volcano"});
   EXPECT_FALSE(reg.Find("volcano.sh/vgpu-memory-percentage").has_value());
   EXPECT_EQ(task.devices.memory_percent, 25);
   // Memory alone asks for one card.
-  r = ToDeviceRequest(VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-memory", "3000"}})}));
+  r = ToDeviceRequest(VgpuPod(json::array({VgpuContainer("c", {{"volcano.sh/vgpu-memory", "3000"}})})));
   EXPECT_EQ(r.shared, 1);
   EXPECT_EQ(r.memory, 3000);
   EXPECT_EQ(r.memory_percent, 0);
@@ -152,10 +152,10 @@ TEST(DeviceConvert, VgpuRequestsFollowTheDevicePluginsDefaults) {
 }
 
 TEST(DeviceConvert, VgpuCardsAreSplitAmongTheContainersThatAsk) {
-  auto pod = VgpuPod({VgpuContainer("sidecar", json::object()),
+  auto pod = VgpuPod(json::array({VgpuContainer("sidecar", json::object()),
                       VgpuContainer("a", {{"volcano.sh/vgpu-number", "1"}, {"volcano.sh/vgpu-memory", "2000"}}),
                       VgpuContainer("b", {{"volcano.sh/vgpu-number", "2"}, {"volcano.sh/vgpu-memory", "5000"},
-                                          {"volcano.sh/vgpu-cores", "20"}})});
+                                          {"volcano.sh/vgpu-cores", "20"}})}));
   auto r = ToDeviceRequest(pod);
   EXPECT_EQ(r.shared, 3);
   EXPECT_EQ(r.memory, 5000);  // the largest per card, so every container's limit holds
@@ -177,7 +177,7 @@ TEST(DeviceConvert, VgpuCardsAreSplitAmongTheContainersThatAsk) {
 }
 
 TEST(DeviceConvert, GpuProductAndIdFiltersFromTheAnnotations) {
-  auto pod = VgpuPod({VgpuContainer("c", {{"volcano.sh/vgpu-number", "1"}})},
+  auto pod = VgpuPod(json::array({VgpuContainer("c", {{"volcano.sh/vgpu-number", "1"}})}),
                      {{"nvidia.com/use-gputype", "A100, H100"}, {"volcano.sh/vgpu-nouse-gpuuuid", "GPU-bad"}});
   auto r = ToDeviceRequest(pod);
   ASSERT_NE(r.detail, nullptr);
@@ -188,7 +188,7 @@ TEST(DeviceConvert, GpuProductAndIdFiltersFromTheAnnotations) {
   EXPECT_FALSE(r.detail->Allows("NVIDIA-Tesla V100", "GPU-ok"));
   // Counted GPUs (nvidia.com/gpu, MIG slices) carry the product filter too; without one they stay plain.
   auto whole = Decode<api::Pod>({{"metadata", {{"name", "w"}, {"annotations", {{"nvidia.com/nouse-gputype", "MIG"}}}}},
-                                 {"spec", {{"containers", {VgpuContainer("c", {{"nvidia.com/gpu", "1"}})}}}}});
+                                 {"spec", {{"containers", json::array({VgpuContainer("c", {{"nvidia.com/gpu", "1"}})})}}}});
   r = ToDeviceRequest(whole);
   EXPECT_EQ(r.kind, sched::DeviceKind::kNvidiaGpu);
   EXPECT_TRUE(r.empty());  // counted, no cards chosen
