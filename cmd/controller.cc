@@ -47,6 +47,7 @@ void RegisterController(CLI::App& root, int* exit_code) {
       ->default_str("true");
   auto* fault_grace = new int(static_cast<int>(o->fault.not_ready_grace.count()));
   auto* fault_avoid = new int(static_cast<int>(o->fault.avoid_after_clear.count()));
+  auto* fault_window = new int(static_cast<int>(o->fault.budget_window.count()));
   app->add_option("--fault-node-conditions", o->fault.conditions,
                   "Node condition types that are faults when True (comma-separated; docs/faults.md has the default "
                   "set: NVSentinel's Gpu*/SysLogs*/NVSwitch*, node-problem-detector's, NetworkUnavailable)")
@@ -66,9 +67,14 @@ void RegisterController(CLI::App& root, int* exit_code) {
                   "reports unhealthy")
       ->default_str("true");
   app->add_option("--fault-max-node-fraction", o->fault.max_node_fraction,
-                  "At most this fraction of the nodes is handled as faulted at once (at least one node); more is "
-                  "taken for a bad rule or a partition, and left alone with a Warning")
+                  "At most this fraction of the nodes (at least one) has faults acted on within --fault-budget-window; "
+                  "more is taken for a bad rule or a partition, and left alone with a Warning")
       ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app->add_option("--fault-budget-window", *fault_window,
+                  "Seconds over which --fault-max-node-fraction counts the nodes acted on (nodes dead for longer "
+                  "no longer use the budget)")
+      ->check(CLI::Range(1, 86400 * 7))
       ->capture_default_str();
   app->add_option("--fault-avoid-seconds", *fault_avoid,
                   "After a node's fault clears, Tephra's scheduler avoids it this long (0: not at all)")
@@ -81,6 +87,7 @@ void RegisterController(CLI::App& root, int* exit_code) {
     if (!names->empty()) o->scheduler_names = *names;
     o->fault.not_ready_grace = std::chrono::seconds(*fault_grace);
     o->fault.avoid_after_clear = std::chrono::seconds(*fault_avoid);
+    o->fault.budget_window = std::chrono::seconds(*fault_window);
     if (!controllers->empty()) o->controllers = *controllers;
     if (!listen->empty()) o->metrics_address = *listen;
     if (!flags->metrics_addr.empty()) o->metrics_address = flags->metrics_addr;

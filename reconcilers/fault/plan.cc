@@ -169,6 +169,7 @@ Actions Plan(const Observed& o, const FaultConfig& cfg) {
   const bool cordoned_by_us = Annotation(o.node.metadata, kCordonedAnnotation) == "true";
 
   if (signals.empty()) {
+    if (ann.count(kSinceAnnotation)) a.since_annotation = std::optional<std::string>();
     if (cur != ann.end()) {
       a.fault_annotation = std::optional<std::string>();
       std::string message = "no fault signal any more (was: " + cur->second + ")";
@@ -197,9 +198,9 @@ Actions Plan(const Observed& o, const FaultConfig& cfg) {
           {.type = "Warning",
            .reason = "FaultActionsHeld",
            .message = "fault " + fp + " seen, but " + std::to_string(o.nodes_acted) + " of " +
-                      std::to_string(o.nodes_total) + " nodes are already being handled (limit " +
-                      std::to_string(limit) + ", --fault-max-node-fraction): nothing is deleted or cordoned here "
-                      "until that drops"});
+                      std::to_string(o.nodes_total) + " nodes had faults acted on in the last " +
+                      std::to_string(cfg.budget_window.count()) + " s (limit " + std::to_string(limit) +
+                      ", --fault-max-node-fraction): nothing is deleted or cordoned here until that drops"});
     }
     a.requeue_after = std::chrono::seconds(10);
     return a;
@@ -207,6 +208,7 @@ Actions Plan(const Observed& o, const FaultConfig& cfg) {
   if (held != ann.end()) a.held_annotation = std::optional<std::string>();
 
   if (ann.count(kAvoidUntilAnnotation)) a.avoid_annotation = std::optional<std::string>();
+  if (cur == ann.end()) a.since_annotation = core::FormatRfc3339(o.now);
   if (cur == ann.end() || cur->second != fp) {
     a.fault_annotation = fp;
     std::set<std::string> before = SplitSet(cur == ann.end() ? "" : cur->second);
@@ -278,6 +280,15 @@ Actions Plan(const Observed& o, const FaultConfig& cfg) {
     a.deletes.push_back(std::move(d));
   }
   return a;
+}
+
+bool CountsAgainstBudget(const api::Node& node, const FaultConfig& cfg, core::Clock::WallTime now) {
+  const auto& ann = node.metadata.annotations;
+  if (!ann.count(kFaultAnnotation)) return false;
+  auto since = ann.find(kSinceAnnotation);
+  core::Clock::WallTime t;
+  if (since == ann.end() || !core::ParseRfc3339(since->second, &t)) return true;
+  return now - t < cfg.budget_window;
 }
 
 }  // namespace tephra::reconcilers::fault

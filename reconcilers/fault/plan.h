@@ -17,7 +17,7 @@
 // Actions (Plan): record the fault once (annotation tephra.io/fault on the Node holds what was acted on, so
 // a restarted controller does not say it again; Events on the Node and on each affected job), delete the
 // affected pods of batch workloads (pods in a PodGroup), optionally cordon, and never act on more than
-// `max_node_fraction` of the nodes at once (a bad rule or a partition must not empty the cluster). When the
+// `max_node_fraction` of the nodes within `budget_window` (a bad rule or a partition must not empty the cluster). When the
 // signals clear, the annotation goes, a node Tephra cordoned is uncordoned, and a Normal Event says so.
 #pragma once
 
@@ -39,7 +39,9 @@ inline constexpr const char* kFaultAnnotation = "tephra.io/fault";
 inline constexpr const char* kCordonedAnnotation = "tephra.io/fault-cordoned";
 inline constexpr const char* kHeldAnnotation = "tephra.io/fault-held";
 inline constexpr const char* kAvoidUntilAnnotation = "tephra.io/fault-avoid-until";
-static_assert(std::string_view(kFaultAnnotation) == api::kFaultAnnotation &&
+inline constexpr const char* kSinceAnnotation = "tephra.io/fault-since";  // RFC 3339: first acted on
+static_assert(std::string_view(kSinceAnnotation) == api::kFaultSinceAnnotation &&
+              std::string_view(kFaultAnnotation) == api::kFaultAnnotation &&
               std::string_view(kCordonedAnnotation) == api::kFaultCordonedAnnotation &&
               std::string_view(kHeldAnnotation) == api::kFaultHeldAnnotation &&
               std::string_view(kAvoidUntilAnnotation) == api::kFaultAvoidUntilAnnotation);
@@ -54,7 +56,11 @@ struct FaultConfig {
   std::chrono::seconds not_ready_grace{5};
   bool device_faults = true;       // act on unhealthy cards
   bool cordon = false;             // cordon a faulted node (never drain: only batch pods are deleted)
-  double max_node_fraction = 0.1;  // at most this fraction of the nodes faulted-and-acted-on at once (>= 1 node)
+  // The node budget: at most this fraction of the nodes (at least one) newly acted on within `budget_window`.
+  // A window, not "marked now": nodes that died days ago and were never removed must not use the budget up,
+  // while a partition that makes half the nodes look dead is still handled a tenth at a time.
+  double max_node_fraction = 0.1;
+  std::chrono::seconds budget_window{600};
   std::chrono::seconds avoid_after_clear{300};  // the scheduler keeps avoiding a healed node this long
 };
 
@@ -78,7 +84,7 @@ struct Observed {
   api::Node node;
   std::vector<api::Pod> pods;  // pods bound to the node
   int nodes_total = 0;         // nodes in the cluster
-  int nodes_acted = 0;         // nodes carrying kFaultAnnotation, this one included if it does
+  int nodes_acted = 0;         // nodes that count against the budget (CountsAgainstBudget), this one included
   core::Clock::WallTime now;
 };
 
@@ -101,17 +107,23 @@ struct Actions {
   std::optional<std::optional<std::string>> fault_annotation;
   std::optional<std::optional<std::string>> held_annotation;
   std::optional<std::optional<std::string>> avoid_annotation;
+  std::optional<std::optional<std::string>> since_annotation;
   std::optional<bool> cordon;  // set spec.unschedulable (with kCordonedAnnotation) or clear both
   std::vector<PodDelete> deletes;
   std::vector<EventRecord> events;
   std::vector<Signal> detected;  // signals newly recorded (metrics)
   std::optional<std::chrono::milliseconds> requeue_after;
   bool empty() const {
-    return !fault_annotation && !held_annotation && !avoid_annotation && !cordon && deletes.empty() && events.empty();
+    return !fault_annotation && !held_annotation && !avoid_annotation && !since_annotation && !cordon &&
+           deletes.empty() && events.empty();
   }
 };
 
 Actions Plan(const Observed& o, const FaultConfig& cfg);
+
+// Whether a node uses the budget: marked faulted, and first acted on less than `budget_window` ago (a mark
+// without a readable time counts).
+bool CountsAgainstBudget(const api::Node& node, const FaultConfig& cfg, core::Clock::WallTime now);
 
 // Whether a pod is a batch workload's (in a PodGroup) and still holds its node.
 bool IsBatchPod(const api::Pod& p);

@@ -169,6 +169,7 @@ core::Status FaultReconciler::PatchNode(const api::Node& node, const Actions& a)
   put(kFaultAnnotation, a.fault_annotation);
   put(kHeldAnnotation, a.held_annotation);
   put(kAvoidUntilAnnotation, a.avoid_annotation);
+  put(kSinceAnnotation, a.since_annotation);
   api::json patch = api::json::object();
   if (a.cordon) {
     ann[kCordonedAnnotation] = *a.cordon ? api::json("true") : api::json(nullptr);
@@ -187,13 +188,26 @@ kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
   Observed o;
   o.node = *node;
   o.now = clock_.WallNow();
+  {
+    core::MutexLock l(mu_);
+    if (auto w = written_.find(key); w != written_.end()) {
+      auto cached = node->metadata.annotations.find(kFaultAnnotation);
+      const std::optional<std::string> seen =
+          cached == node->metadata.annotations.end() ? std::nullopt : std::optional<std::string>(cached->second);
+      if (seen == w->second.first || o.now - w->second.second > std::chrono::seconds(5)) written_.erase(w);
+      else return kube::ReconcileResult::RequeueAfter(std::chrono::milliseconds(200));
+    }
+  }
   for (const auto& p : opts_.pods->ByIndex(kIndexNodeName, key)) o.pods.push_back(*p);
-  int acted = 0;
+  int acted = 0, marked = 0;
   const auto all = opts_.nodes->List();
-  for (const auto& n : all) acted += n->metadata.annotations.count(kFaultAnnotation) > 0;
+  for (const auto& n : all) {
+    marked += n->metadata.annotations.count(kFaultAnnotation) > 0;
+    acted += CountsAgainstBudget(*n, opts_.config, o.now);
+  }
   o.nodes_total = static_cast<int>(all.size());
   o.nodes_acted = acted;
-  nodes_faulted_->Set(acted);
+  nodes_faulted_->Set(marked);
 
   {
     // A job that never runs its pods again (deleted, scaled down, stuck) is not waited for past an hour.
@@ -203,6 +217,10 @@ kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
   const Actions a = Plan(o, opts_.config);
   // The node's record first: once it is written, the fault is said once whatever happens to the deletes.
   if (core::Status s = PatchNode(*node, a); !s.ok()) return kube::ReconcileResult::Error(std::move(s));
+  if (a.fault_annotation) {
+    core::MutexLock l(mu_);
+    written_[key] = {*a.fault_annotation, o.now};
+  }
   for (const auto& sig : a.detected) {
     detected_->With({sig.name})->Inc();
     core::Clock::WallTime since;

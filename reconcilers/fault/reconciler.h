@@ -5,8 +5,9 @@
 // the nodes the budget held back. The plan reads only the caches. Writes are idempotent: the Node's
 // annotations and cordon go in one merge patch (written first, so a fault is recorded once even if a delete
 // fails), pod deletes carry the pod's uid as a precondition (a replacement with the same name is never hit;
-// NotFound and a failed precondition count as done). One worker: the node budget counts the nodes already
-// marked, and two workers could each see room for one more.
+// NotFound and a failed precondition count as done). One worker: the node budget counts the nodes marked
+// recently, and two workers could each see room for one more. A held node is re-planned every 10 s, so it is
+// taken up when a healed node or the end of the budget window makes room.
 #pragma once
 
 #include <map>
@@ -66,6 +67,9 @@ class FaultReconciler final : public kube::Reconciler {
   kube::metrics::HistogramFamily* recovery_seconds_ = nullptr;
   mutable core::Mutex mu_;
   std::map<std::string, Recovery> recovering_ TEPHRA_GUARDED_BY(mu_);  // by "<ns>/<PodGroup>"
+  // The tephra.io/fault value last written per node, and when: a plan made on a cache that has not seen
+  // that write yet would record the fault a second time, so it waits for the echo instead.
+  std::map<std::string, std::pair<std::optional<std::string>, core::Clock::WallTime>> written_ TEPHRA_GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::reconcilers::fault

@@ -165,6 +165,8 @@ TEST(FaultPlan, DeadNodeForcesTheDeleteOfItsBatchPodsAndRecordsOnce) {
   Actions a = Plan(Obs(n, {BatchPod("train-w-0", "n1"), daemon, done}), cfg);
   ASSERT_TRUE(a.fault_annotation.has_value());
   EXPECT_EQ(**a.fault_annotation, "NotReady");
+  ASSERT_TRUE(a.since_annotation.has_value() && a.since_annotation->has_value());
+  EXPECT_EQ(**a.since_annotation, core::FormatRfc3339(kNow));
   ASSERT_EQ(a.deletes.size(), 1u);
   EXPECT_EQ(a.deletes[0].name, "train-w-0");
   EXPECT_EQ(a.deletes[0].grace_seconds, std::optional<int64_t>(0));
@@ -180,10 +182,12 @@ TEST(FaultPlan, DeadNodeForcesTheDeleteOfItsBatchPodsAndRecordsOnce) {
   // Recorded: the next pass says nothing again; a pod still terminating on the dead node is forced again,
   // without a second job Event.
   n.metadata.annotations[kFaultAnnotation] = "NotReady";
+  n.metadata.annotations[kSinceAnnotation] = Ago(30);
   api::Pod stuck = BatchPod("train-w-0", "n1");
   stuck.metadata.deletion_timestamp = Ago(1);
   a = Plan(Obs(n, {stuck}, 10, 1), cfg);
   EXPECT_FALSE(a.fault_annotation.has_value());
+  EXPECT_FALSE(a.since_annotation.has_value());  // the first time stays
   ASSERT_EQ(a.deletes.size(), 1u);
   EXPECT_EQ(a.deletes[0].grace_seconds, std::optional<int64_t>(0));
   EXPECT_TRUE(a.events.empty());
@@ -262,6 +266,16 @@ TEST(FaultPlan, TheNodeBudgetHoldsNewFaultsAndSaysSoOnce) {
   n.metadata.annotations.erase(kHeldAnnotation);
   n.metadata.annotations[kFaultAnnotation] = "NotReady";
   EXPECT_EQ(Plan(Obs(n, {BatchPod("w", "n3")}, 10, 5), cfg).deletes.size(), 1u);
+  // The budget counts nodes acted on within the window: one that died an hour ago no longer uses it.
+  api::Node old_dead = Node("old");
+  old_dead.metadata.annotations[kFaultAnnotation] = "NotReady";
+  old_dead.metadata.annotations[kSinceAnnotation] = Ago(3600);
+  EXPECT_FALSE(CountsAgainstBudget(old_dead, cfg, kNow));
+  old_dead.metadata.annotations[kSinceAnnotation] = Ago(60);
+  EXPECT_TRUE(CountsAgainstBudget(old_dead, cfg, kNow));
+  old_dead.metadata.annotations[kSinceAnnotation] = "garbage";  // unreadable: counted, to be safe
+  EXPECT_TRUE(CountsAgainstBudget(old_dead, cfg, kNow));
+  EXPECT_FALSE(CountsAgainstBudget(Node("healthy"), cfg, kNow));
   // At least one node, however small the cluster.
   EXPECT_EQ(Plan(Obs(Node("x"), {}, 3, 0), cfg).deletes.size(), 0u);
   api::Node small = Node("s");
@@ -275,10 +289,13 @@ TEST(FaultPlan, ClearingUncordonsAndKeepsTheSchedulerAwayForAWhile) {
   api::Node n = Node("n1");
   n.metadata.annotations[kFaultAnnotation] = "GpuXidError";
   n.metadata.annotations[kCordonedAnnotation] = "true";
+  n.metadata.annotations[kSinceAnnotation] = Ago(100);
   n.spec.unschedulable = true;
   Actions a = Plan(Obs(n), cfg);
   ASSERT_TRUE(a.fault_annotation.has_value());
   EXPECT_FALSE(a.fault_annotation->has_value());
+  ASSERT_TRUE(a.since_annotation.has_value());
+  EXPECT_FALSE(a.since_annotation->has_value());
   EXPECT_EQ(a.cordon, std::optional<bool>(false));
   ASSERT_TRUE(a.avoid_annotation.has_value() && a.avoid_annotation->has_value());
   EXPECT_EQ(**a.avoid_annotation, core::FormatRfc3339(kNow + seconds(60)));

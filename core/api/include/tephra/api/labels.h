@@ -75,11 +75,13 @@ inline constexpr std::string_view kTephraPrefix = "tephra.io/";
 inline constexpr std::string_view kSimRunSecondsAnnotation = "tephra.io/sim-run-seconds";
 inline constexpr std::string_view kSimExitCodeAnnotation = "tephra.io/sim-exit-code";
 // The fault controller's record on a Node (docs/faults.md): the signals acted on, the budget's hold, that
-// Tephra cordoned it, and until when Tephra's scheduler keeps avoiding it after the fault cleared.
+// Tephra cordoned it, until when Tephra's scheduler keeps avoiding it after the fault cleared, and since when
+// the fault has been acted on (the node budget counts recent ones).
 inline constexpr std::string_view kFaultAnnotation = "tephra.io/fault";
 inline constexpr std::string_view kFaultHeldAnnotation = "tephra.io/fault-held";
 inline constexpr std::string_view kFaultCordonedAnnotation = "tephra.io/fault-cordoned";
 inline constexpr std::string_view kFaultAvoidUntilAnnotation = "tephra.io/fault-avoid-until";
+inline constexpr std::string_view kFaultSinceAnnotation = "tephra.io/fault-since";
 
 // --- Defaults ---
 inline constexpr std::string_view kDefaultSchedulerName = "volcano";
