@@ -85,6 +85,7 @@ PodCards ReadPodCards(const json& pod) {
         return n == 0 ? Units(Sub(r, "requests"), name) : n;
       };
       p.requested += units(res);
+      p.gpus += units(std::string(api::kNvidiaGpuResource));
       // A container asks for vGPUs by count, or by memory alone (one card); with neither memory nor a
       // percentage it gets all of each card's memory.
       const int64_t number = units(std::string(api::kVgpuNumberResource));
@@ -167,6 +168,15 @@ std::string AdmitVgpu(const NodeCards& node, const PodCards& pod, const std::vec
 std::string AdmitCards(const NodeCards& node, const PodCards& pod, const std::vector<const PodCards*>& others) {
   if (pod.vgpu_number > 0)
     if (std::string why = AdmitVgpu(node, pod, others); !why.empty()) return why;
+  if (pod.gpus > 0 && node.gpus > 0) {
+    // The NVIDIA plugin hands out healthy cards nobody holds; the kubelet words a shortfall this way.
+    int64_t available = node.gpus - node.unhealthy_gpus;
+    for (const PodCards* o : others) available -= o->gpus;
+    if (pod.gpus > available)
+      return "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: " +
+             std::to_string(pod.gpus) + ", Available: " + std::to_string(std::max<int64_t>(available, 0)) +
+             ", which is unexpected";
+  }
   if (pod.requested <= 0) return "";
   std::set<std::string> held;
   for (const PodCards* o : others) held.insert(o->assigned.begin(), o->assigned.end());
@@ -188,6 +198,21 @@ std::string AdmitCards(const NodeCards& node, const PodCards& pod, const std::ve
   std::sort(idx.begin(), idx.end());
   if (std::string why = RingRule(node.accelerator_type, node.npus, idx); !why.empty())
     return prefix + api::JoinCardList(pod.assigned) + " break the ring rule: " + why;
+  return "";
+}
+
+std::string DeviceFailure(const NodeCards& node, const PodCards& pod, int64_t gpu_offset) {
+  for (const auto& id : pod.assigned)
+    if (node.unhealthy.count(id)) return "device error: " + id + " is unhealthy (simulated)";
+  for (const auto& a : pod.vgpu)
+    for (const auto& card : node.vgpus)
+      if (card.uuid == a.uuid && !card.healthy) return "CUDA error: GPU " + a.uuid + " is unhealthy (simulated)";
+  if (pod.gpus > 0 && node.unhealthy_gpus > 0) {
+    const int64_t first_bad = node.gpus - node.unhealthy_gpus;
+    if (gpu_offset + pod.gpus > first_bad)
+      return "CUDA error: GPU " + std::to_string(std::max(gpu_offset, first_bad)) +
+             " has fallen off the bus (Xid 79, simulated)";
+  }
   return "";
 }
 

@@ -291,4 +291,38 @@ PodPlan PlanPod(const PodView& pod, const PodPlanContext& ctx) {
   return plan;
 }
 
+PodPlan DeviceFailurePlan(const PodView& pod, const std::string& error, WallTime now_time) {
+  const std::string now = core::FormatRfc3339(now_time);
+  const std::string started = pod.start_time.empty() ? now : pod.start_time;
+  json cs = json::array();
+  for (const ContainerView& c : pod.containers)
+    cs.push_back({{"name", c.name},
+                  {"image", c.image},
+                  {"imageID", c.image},
+                  {"containerID", ContainerId(pod, c.name)},
+                  {"ready", false},
+                  {"started", false},
+                  {"restartCount", 0},
+                  {"state",
+                   {{"terminated",
+                     {{"exitCode", 1},
+                      {"reason", "Error"},
+                      {"message", error},
+                      {"startedAt", started},
+                      {"finishedAt", now},
+                      {"containerID", ContainerId(pod, c.name)}}}}}});
+  PodPlan plan;
+  plan.action = PodPlan::Action::kWriteStatus;
+  plan.new_phase = "Failed";
+  plan.status_patch = {{"metadata", {{"uid", pod.uid}}},
+                       {"status",
+                        {{"phase", "Failed"},
+                         {"conditions", json::array({Condition("Initialized", true, now, "PodCompleted"),
+                                                     Condition("Ready", false, now, "PodFailed"),
+                                                     Condition("ContainersReady", false, now, "PodFailed"),
+                                                     ScheduledCondition(pod, now)})},
+                         {"containerStatuses", std::move(cs)}}}};
+  return plan;
+}
+
 }  // namespace tephra::nodesim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <tuple>
 #include <unordered_set>
 
 #include "tephra/api/devices.h"
@@ -225,6 +226,7 @@ size_t Simulator::TrackedPods() const {
 void Simulator::ObserveNode(const json& node, bool deleted) {
   const std::string name = NameOf(node);
   bool enqueue = false;
+  std::vector<std::string> pods_to_check;  // the node's pods, when its faults changed (a card may be gone)
   {
     core::MutexLock l(mu_);
     auto it = node_state_.find(name);
@@ -252,15 +254,24 @@ void Simulator::ObserveNode(const json& node, bool deleted) {
       NodeFaults f = ReadFaults(node);
       if (!f.problem.empty() && !(f == st.faults)) Warn("bad node fault annotation").Kv("node", name).Kv("problem", f.problem);
       if (!(f == st.faults)) {
+        const bool cards_changed = f.unhealthy_gpus != st.faults.unhealthy_gpus || f.unhealthy_npus != st.faults.unhealthy_npus;
         f.since = WallNow();
         st.faults = f;
         st.status_stale = true;
         enqueue = true;
+        if (cards_changed)
+          for (const auto& [k, rec] : pods_)
+            if (rec.view.node_name == name && rec.view.phase == "Running" && rec.cards.Asks()) pods_to_check.push_back(k);
       }
     }
   }
+  // The pods first: a workload meets a dead card at once, while the kubelet reports the device plugin's
+  // lower allocatable with its next node status (seconds later on a real node; a second here).
+  if (started_)
+    for (const auto& k : pods_to_check) queue_->Add("p/" + k);
   if (enqueue && started_) {
-    queue_->Add("n/" + name);
+    if (pods_to_check.empty()) queue_->Add("n/" + name);
+    else queue_->AddAfter("n/" + name, std::chrono::seconds(1));
     heartbeat_queue_->Add("l/" + name);
   }
 }
@@ -421,7 +432,7 @@ void Simulator::HandlePod(const std::string& key) {
   const std::string qkey = "p/" + key;
   PodView view;
   std::string warned;
-  std::string refusal;
+  std::string refusal, device_error;
   bool delete_sent = false;
   PodPlanContext ctx;
   ctx.now = WallNow();
@@ -438,6 +449,8 @@ void Simulator::HandlePod(const std::string& key) {
     ctx.host_ip = NodeInternalIp(nit->second.spec->index);
     if (view.phase.empty() || view.phase == "Pending") {
       if (view.deletion_timestamp.empty()) refusal = AdmitDevicesLocked(key);
+    } else if (view.phase == "Running" && view.deletion_timestamp.empty()) {
+      device_error = DeviceFailureLocked(key);
     }
     if (view.pod_ip.empty() && view.phase != "Running" && !view.Finished()) {
       ctx.pod_ip = PodIp(nit->second.spec->index, nit->second.next_pod_ip++);
@@ -453,6 +466,12 @@ void Simulator::HandlePod(const std::string& key) {
                          {"status", {{"phase", "Failed"}, {"reason", "UnexpectedAdmissionError"}, {"message", refusal}}}};
     stats_.device_refusals++;
     Warn("device plugin refused pod").Kv("pod", key).Kv("reason", refusal);
+  }
+  if (!device_error.empty()) {
+    // The workload meets the error and exits; the kubelet reports the pod Failed.
+    plan = DeviceFailurePlan(view, device_error, ctx.now);
+    stats_.device_failures++;
+    Warn("pod failed on a bad card").Kv("pod", key).Kv("error", device_error);
   }
   if (!plan.problems.empty() && warned != view.uid) {
     ReportProblems(view, plan.problems);
@@ -503,6 +522,37 @@ void Simulator::HandlePod(const std::string& key) {
   }
 }
 
+NodeCards Simulator::NodeCardsLocked(const NodeState& st) const {
+  // Until the node is observed, the plugin knows what nodesim registers: the group's cards and labels.
+  NodeCards cards = st.cards;
+  const NodeSpec& spec = *st.spec;
+  if (cards.npus == 0)
+    if (auto c = spec.group->capacity.find(kNpuResource); c != spec.group->capacity.end()) cards.npus = static_cast<int>(c->second.Value());
+  if (cards.accelerator_type.empty())
+    if (auto l = spec.labels.find(std::string(api::kAcceleratorTypeLabel)); l != spec.labels.end()) cards.accelerator_type = l->second;
+  if (cards.vgpus.empty()) cards.vgpus = VgpuCards(spec);
+  if (auto c = spec.group->capacity.find(kGpuResource); c != spec.group->capacity.end()) cards.gpus = c->second.Value();
+  cards.unhealthy_gpus = st.faults.unhealthy_gpus;
+  return cards;
+}
+
+std::string Simulator::DeviceFailureLocked(const std::string& key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end() || !it->second.cards.Asks()) return "";
+  const PodRecord& rec = it->second;
+  auto nit = node_state_.find(rec.view.node_name);
+  if (nit == node_state_.end()) return "";
+  // The node's plain GPUs go to its running pods in start order; the pod holds the ones after those.
+  int64_t offset = 0;
+  if (rec.cards.gpus > 0)
+    for (const auto& [k, other] : pods_) {
+      if (k == key || other.view.node_name != rec.view.node_name || other.view.phase != "Running" || other.cards.gpus == 0)
+        continue;
+      if (std::tie(other.view.start_time, k) < std::tie(rec.view.start_time, key)) offset += other.cards.gpus;
+    }
+  return DeviceFailure(NodeCardsLocked(nit->second), rec.cards, offset);
+}
+
 std::string Simulator::AdmitDevicesLocked(const std::string& key) {
   auto it = pods_.find(key);
   if (it == pods_.end()) return "";
@@ -517,15 +567,7 @@ std::string Simulator::AdmitDevicesLocked(const std::string& key) {
     if (k == key || other.view.node_name != rec.view.node_name || other.view.Finished() || !other.cards.Asks()) continue;
     if (other.admitted_uid == other.view.uid || other.view.phase == "Running") held.push_back(&other.cards);
   }
-  // Until the node is observed, the plugin knows what nodesim registers: the group's cards and labels.
-  NodeCards cards = nit->second.cards;
-  const NodeSpec& spec = *nit->second.spec;
-  if (cards.npus == 0)
-    if (auto c = spec.group->capacity.find(kNpuResource); c != spec.group->capacity.end()) cards.npus = static_cast<int>(c->second.Value());
-  if (cards.accelerator_type.empty())
-    if (auto l = spec.labels.find(std::string(api::kAcceleratorTypeLabel)); l != spec.labels.end()) cards.accelerator_type = l->second;
-  if (cards.vgpus.empty()) cards.vgpus = VgpuCards(spec);
-  std::string why = AdmitCards(cards, rec.cards, held);
+  std::string why = AdmitCards(NodeCardsLocked(nit->second), rec.cards, held);
   if (why.empty()) rec.admitted_uid = rec.view.uid;
   return why;
 }

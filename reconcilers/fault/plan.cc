@@ -62,7 +62,97 @@ int64_t Requested(const api::Pod& p, const std::string& resource) {
 
 bool Finished(const api::Pod& p) { return p.status.phase == "Succeeded" || p.status.phase == "Failed"; }
 
+// The latest time one of the pod's containers finished; nullopt when none says.
+std::optional<core::Clock::WallTime> FinishedAt(const api::Pod& p) {
+  std::optional<core::Clock::WallTime> out;
+  for (const auto& cs : p.status.container_statuses) {
+    core::Clock::WallTime t;
+    if (cs.state.terminated && core::ParseRfc3339(cs.state.terminated->finished_at, &t) && (!out || t > *out)) out = t;
+  }
+  return out;
+}
+
+// When the node's fault began as far as the API shows: the earliest signal start, else when Tephra first
+// acted on it, else now.
+core::Clock::WallTime FaultStart(const std::vector<Signal>& signals, const api::Node& node, core::Clock::WallTime now) {
+  core::Clock::WallTime start = now, t;
+  for (const auto& s : signals)
+    if (core::ParseRfc3339(s.since, &t) && t < start) start = t;
+  if (core::ParseRfc3339(Annotation(node.metadata, kSinceAnnotation), &t) && t < start) start = t;
+  return start;
+}
+
+const api::ObjectMeta* JobMetaOf(const Observed& o, const api::Pod& p) {
+  const std::string job = Annotation(p.metadata, api::kJobNameKey);
+  if (job.empty()) return nullptr;
+  auto it = o.jobs.find(p.metadata.namespace_ + "/" + job);
+  return it == o.jobs.end() ? nullptr : &it->second;
+}
+
+PodDelete MakeDelete(const api::Pod& p, std::optional<int64_t> grace, const std::string& signal) {
+  PodDelete d{.ns = p.metadata.namespace_, .name = p.metadata.name, .uid = p.metadata.uid, .grace_seconds = grace,
+              .signal = signal};
+  if (std::string job = Annotation(p.metadata, api::kJobNameKey); !job.empty()) {
+    d.job_kind = "Job";
+    d.job_name = job;
+    for (const auto& r : p.metadata.owner_references)
+      if (r.kind == "Job" && r.controller.value_or(false)) d.job_uid = r.uid;
+  } else {
+    d.job_kind = "PodGroup";
+    d.job_name = Annotation(p.metadata, api::kPodGroupAnnotation);
+  }
+  return d;
+}
+
+EventRecord JobEvent(const PodDelete& d, std::string reason, std::string message) {
+  return {.on = EventRecord::On::kJob, .job_kind = d.job_kind, .job_ns = d.ns, .job_name = d.job_name,
+          .job_uid = d.job_uid, .type = "Warning", .reason = std::move(reason), .message = std::move(message)};
+}
+
+const char* ModeName(JobFaultPolicy::Mode m) {
+  switch (m) {
+    case JobFaultPolicy::Mode::kGrace: return "grace";
+    case JobFaultPolicy::Mode::kForce: return "force";
+    case JobFaultPolicy::Mode::kOff: return "off";
+    case JobFaultPolicy::Mode::kDefault: break;
+  }
+  return "";
+}
+
+// A failed pod on a faulted node counts as the fault's victim when it finished this long before the fault's
+// first sign or later: the pod may see its card go before the API does.
+constexpr std::chrono::seconds kFailedBeforeFault{60};
+
 }  // namespace
+
+JobFaultPolicy PolicyOf(const api::Pod& p, const api::ObjectMeta* job) {
+  auto get = [&](bool label, const char* key) -> std::string {
+    const auto& own = label ? p.metadata.labels : p.metadata.annotations;
+    if (auto it = own.find(key); it != own.end()) return it->second;
+    if (job) {
+      const auto& theirs = label ? job->labels : job->annotations;
+      if (auto it = theirs.find(key); it != theirs.end()) return it->second;
+    }
+    return "";
+  };
+  JobFaultPolicy out;
+  const std::string mode = get(true, kFaultSchedulingLabel);
+  if (mode == "grace") out.mode = JobFaultPolicy::Mode::kGrace;
+  else if (mode == "force") out.mode = JobFaultPolicy::Mode::kForce;
+  else if (mode == "off") out.mode = JobFaultPolicy::Mode::kOff;
+  out.whole_job = (out.mode == JobFaultPolicy::Mode::kGrace || out.mode == JobFaultPolicy::Mode::kForce) &&
+                  get(true, kPodReschedulingLabel) != "on";
+  const std::string grace = get(false, kFaultGraceAnnotation);
+  int64_t g = -1;
+  auto [ptr, ec] = std::from_chars(grace.data(), grace.data() + grace.size(), g);
+  if (!grace.empty() && ec == std::errc() && ptr == grace.data() + grace.size() && g >= 0) out.grace_seconds = g;
+  return out;
+}
+
+std::string GroupKey(const api::Pod& p) {
+  const std::string g = Annotation(p.metadata, api::kPodGroupAnnotation);
+  return g.empty() ? "" : p.metadata.namespace_ + "/" + g;
+}
 
 bool IsBatchPod(const api::Pod& p) {
   return !Annotation(p.metadata, api::kPodGroupAnnotation).empty() && !Finished(p);
@@ -157,7 +247,41 @@ std::string Fingerprint(const std::vector<Signal>& signals) {
   return out;
 }
 
-Actions Plan(const Observed& o, const FaultConfig& cfg) {
+namespace {
+
+// Pods the kubelet refused at admission for devices: deleted so their jobs replace them (they never ran,
+// and a job without a PodFailed policy would wait for them), and the node avoided for a while.
+void AddAdmissionFailures(const Observed& o, const FaultConfig& cfg, Actions* a) {
+  std::string message;
+  for (const auto& p : o.pods) {
+    if (p.status.phase != "Failed" || p.status.reason != kUnexpectedAdmissionError || GroupKey(p).empty() ||
+        !p.metadata.deletion_timestamp.empty())
+      continue;
+    if (PolicyOf(p, JobMetaOf(o, p)).mode == JobFaultPolicy::Mode::kOff) continue;
+    PodDelete d = MakeDelete(p, 0, kUnexpectedAdmissionError);
+    const std::string why = kUnexpectedAdmissionError + std::string(p.status.message.empty() ? "" : ": " + p.status.message);
+    a->events.push_back(JobEvent(d, "PodFaultRestart",
+                                 "pod " + p.metadata.name + " was refused by the kubelet of node " + o.node.metadata.name +
+                                     " (" + why + "); it is deleted so that its job replaces it on another node"));
+    message += (message.empty() ? "" : "; ") + ("pod " + p.metadata.namespace_ + "/" + p.metadata.name + ": " + why);
+    a->deletes.push_back(std::move(d));
+  }
+  if (message.empty()) return;
+  a->detected.push_back({.name = kUnexpectedAdmissionError, .message = message});
+  std::string node_message = std::string(kUnexpectedAdmissionError) + ": " + message;
+  // A fault on the node keeps Tephra's scheduler off it already; otherwise the avoidance window does.
+  const bool faulted =
+      a->fault_annotation ? a->fault_annotation->has_value() : o.node.metadata.annotations.count(kFaultAnnotation) > 0;
+  if (!faulted && cfg.avoid_after_clear.count() > 0) {
+    a->avoid_annotation = core::FormatRfc3339(o.now + cfg.avoid_after_clear);
+    const auto requeue = std::chrono::duration_cast<std::chrono::milliseconds>(cfg.avoid_after_clear);
+    if (!a->requeue_after || *a->requeue_after > requeue) a->requeue_after = requeue;
+    node_message += "; Tephra's scheduler avoids the node until " + **a->avoid_annotation;
+  }
+  a->events.push_back({.type = "Warning", .reason = "FaultDetected", .message = node_message});
+}
+
+Actions PlanSignals(const Observed& o, const FaultConfig& cfg) {
   Actions a;
   std::optional<std::chrono::milliseconds> recheck;
   const std::vector<Signal> signals = Detect(o.node, cfg, o.now, &recheck);
@@ -235,8 +359,24 @@ Actions Plan(const Observed& o, const FaultConfig& cfg) {
     if (!Finished(p))
       for (const auto& s : signals)
         if (s.name == "DeviceUnhealthy" && s.cards.empty()) demand[s.resource] += Requested(p, s.resource);
+  // Pods that failed around the fault are its victims too; pods refused at admission are handled apart.
+  const core::Clock::WallTime start = FaultStart(signals, o.node, o.now);
+  struct WholeJob {
+    JobFaultPolicy policy;
+    std::string signal;
+    PodDelete first;  // the pod that set it off, for the job's Event
+  };
+  std::map<std::string, WholeJob> whole_jobs;  // by group key
+  const bool newly_recorded = a.fault_annotation.has_value();
   for (const auto& p : o.pods) {
-    if (!IsBatchPod(p)) continue;
+    const bool live = IsBatchPod(p);
+    const bool failed = !live && p.status.phase == "Failed" && !GroupKey(p).empty() &&
+                        p.metadata.deletion_timestamp.empty() && p.status.reason != kUnexpectedAdmissionError;
+    if (!live && !failed) continue;
+    if (failed) {
+      auto t = FinishedAt(p);
+      if (!t || *t < start - kFailedBeforeFault) continue;
+    }
     const Signal* why = node_wide;
     if (!why) {
       const std::set<std::string> held_cards = CardsOf(p);
@@ -251,34 +391,63 @@ Actions Plan(const Observed& o, const FaultConfig& cfg) {
         }
         auto alloc = o.node.status.allocatable.find(s.resource);
         const int64_t healthy = alloc == o.node.status.allocatable.end() ? 0 : alloc->second.Value();
-        if (Requested(p, s.resource) > 0 && demand[s.resource] > healthy) {
+        // A pod that asked for the resource and failed since: it most likely held the bad card.
+        if (Requested(p, s.resource) > 0 && (failed || demand[s.resource] > healthy)) {
           why = &s;
           break;
         }
       }
     }
     if (!why) continue;
+    const JobFaultPolicy policy = PolicyOf(p, JobMetaOf(o, p));
+    if (policy.mode == JobFaultPolicy::Mode::kOff) {
+      if (newly_recorded && live)
+        a.events.push_back(JobEvent(MakeDelete(p, std::nullopt, why->name), "PodFaultIgnored",
+                                    "pod " + p.metadata.name + " is on node " + o.node.metadata.name + " with " +
+                                        why->name + " (" + why->message + "); left alone: fault-scheduling=off"));
+      continue;
+    }
     const bool terminating = !p.metadata.deletion_timestamp.empty();
     // On a live node a graceful delete is the kubelet's to finish; a dead node never will.
     if (terminating && !why->node_down) continue;
-    PodDelete d{.ns = p.metadata.namespace_, .name = p.metadata.name, .uid = p.metadata.uid,
-                .grace_seconds = why->node_down ? std::optional<int64_t>(0) : std::nullopt, .signal = why->name};
-    if (std::string job = Annotation(p.metadata, api::kJobNameKey); !job.empty()) {
-      d.job_kind = "Job";
-      d.job_name = job;
-      for (const auto& r : p.metadata.owner_references)
-        if (r.kind == "Job" && r.controller.value_or(false)) d.job_uid = r.uid;
-    } else {
-      d.job_kind = "PodGroup";
-      d.job_name = Annotation(p.metadata, api::kPodGroupAnnotation);
+    const bool forced = failed || why->node_down || policy.mode == JobFaultPolicy::Mode::kForce;
+    PodDelete d = MakeDelete(p, forced ? std::optional<int64_t>(0) : policy.grace_seconds, why->name);
+    if (!terminating) {
+      a.events.push_back(JobEvent(d, "PodFaultRestart",
+                                  "pod " + p.metadata.name + (failed ? " failed" : "") + " on node " +
+                                      o.node.metadata.name + (failed ? " during a fault and" : "") +
+                                      " is deleted to be replaced elsewhere: " + why->name + " (" + why->message + ")"));
+      if (policy.whole_job) whole_jobs.try_emplace(GroupKey(p), WholeJob{policy, why->name, d});
     }
-    if (!terminating)
-      a.events.push_back({.on = EventRecord::On::kJob, .job_kind = d.job_kind, .job_ns = d.ns, .job_name = d.job_name,
-                          .job_uid = d.job_uid, .type = "Warning", .reason = "PodFaultRestart",
-                          .message = "pod " + p.metadata.name + " on node " + o.node.metadata.name +
-                                     " is deleted to be replaced elsewhere: " + why->name + " (" + why->message + ")"});
     a.deletes.push_back(std::move(d));
   }
+  // Ascend's job-level rescheduling: the rest of the job goes too, wherever it runs.
+  for (const auto& [group, w] : whole_jobs) {
+    std::set<std::string> taken;
+    for (const auto& d : a.deletes) taken.insert(d.uid);
+    int more = 0;
+    if (auto it = o.groups.find(group); it != o.groups.end())
+      for (const auto& q : it->second) {
+        if (!IsBatchPod(q) || !q.metadata.deletion_timestamp.empty() || taken.count(q.metadata.uid)) continue;
+        a.deletes.push_back(MakeDelete(
+            q, w.policy.mode == JobFaultPolicy::Mode::kForce ? std::optional<int64_t>(0) : w.policy.grace_seconds,
+            w.signal));
+        ++more;
+      }
+    a.events.push_back(JobEvent(w.first, "JobFaultRestart",
+                                "the whole job is rescheduled after a " + w.signal + " fault on node " +
+                                    o.node.metadata.name + " (fault-scheduling=" + ModeName(w.policy.mode) +
+                                    ", pod-rescheduling is not on): " + std::to_string(more) +
+                                    " more pods deleted on other nodes"));
+  }
+  return a;
+}
+
+}  // namespace
+
+Actions Plan(const Observed& o, const FaultConfig& cfg) {
+  Actions a = PlanSignals(o, cfg);
+  AddAdmissionFailures(o, cfg, &a);
   return a;
 }
 

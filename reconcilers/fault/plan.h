@@ -13,6 +13,11 @@
 //     affected. Without a card list, an allocatable drop below capacity of nvidia.com/gpu or
 //     huawei.com/Ascend910 affects the node's pods asking for it, but only when they ask for more than is
 //     left healthy (one of them must hold the bad card; which one, the API does not say).
+//   * Pods failed by the kubelet: a batch pod refused at admission (UnexpectedAdmissionError: the device
+//     plugin could not give it what the scheduler promised) is deleted so its job replaces it, and the node is
+//     avoided for `avoid_after_clear`. A batch pod that failed on a faulted node around the time of the fault
+//     (it held a bad card, or the node failed) is deleted too: a job without a PodFailed policy would
+//     otherwise run short of its gang until a human came.
 //
 // Actions (Plan): record the fault once (annotation tephra.io/fault on the Node holds what was acted on, so
 // a restarted controller does not say it again; Events on the Node and on each affected job), delete the
@@ -22,6 +27,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,9 +86,34 @@ std::vector<Signal> Detect(const api::Node& node, const FaultConfig& cfg, core::
 // "GpuXidError,NotReady": the sorted, distinct names (what kFaultAnnotation holds).
 std::string Fingerprint(const std::vector<Signal>& signals);
 
+// How a job asks for its faults to be handled. Read from the pod's labels, then its vcjob's (MindCluster
+// examples put Ascend's labels on either):
+//   * `fault-scheduling` (Ascend): `grace` deletes the pods gracefully, `force` force-deletes them, `off` leaves
+//     them alone (the job's own policies and the kubelet decide). With `grace` or `force`, the whole job is
+//     rescheduled, as Ascend does, unless `pod-rescheduling: on` asks for only the pods on the fault.
+//   * `tephra.io/fault-grace-seconds` (annotation): the grace period of a fault delete on a live node, in
+//     place of the pod's terminationGracePeriodSeconds, so a job can ask for more checkpoint time on a fault
+//     than on an ordinary delete.
+// Without either, the default: only the affected pods, with the pod's own grace period.
+inline constexpr const char* kFaultSchedulingLabel = "fault-scheduling";
+inline constexpr const char* kPodReschedulingLabel = "pod-rescheduling";
+inline constexpr const char* kFaultGraceAnnotation = "tephra.io/fault-grace-seconds";
+
+struct JobFaultPolicy {
+  enum class Mode { kDefault, kGrace, kForce, kOff } mode = Mode::kDefault;
+  bool whole_job = false;                     // delete every pod of the job, not only the affected ones
+  std::optional<int64_t> grace_seconds = {};  // tephra.io/fault-grace-seconds
+};
+// `job` is the pod's vcjob's metadata, or nullptr (a plain PodGroup, or not in the cache).
+JobFaultPolicy PolicyOf(const api::Pod& p, const api::ObjectMeta* job);
+
 struct Observed {
   api::Node node;
   std::vector<api::Pod> pods;  // pods bound to the node
+  // For the pods on the node: their vcjobs' metadata by "<ns>/<name>", and every pod of their PodGroups by
+  // "<ns>/<group>" (a job-level restart deletes those on other nodes too).
+  std::map<std::string, api::ObjectMeta> jobs;
+  std::map<std::string, std::vector<api::Pod>> groups;
   int nodes_total = 0;         // nodes in the cluster
   int nodes_acted = 0;         // nodes that count against the budget (CountsAgainstBudget), this one included
   core::Clock::WallTime now;
@@ -127,5 +158,12 @@ bool CountsAgainstBudget(const api::Node& node, const FaultConfig& cfg, core::Cl
 
 // Whether a pod is a batch workload's (in a PodGroup) and still holds its node.
 bool IsBatchPod(const api::Pod& p);
+
+// "<ns>/<group>" of a pod in a PodGroup; "" otherwise.
+std::string GroupKey(const api::Pod& p);
+
+// The kubelet's reason for a pod it refused at admission because a device plugin could not allocate what the
+// scheduler promised (a card gone bad, a stale view): the pod is Failed and never started.
+inline constexpr const char* kUnexpectedAdmissionError = "UnexpectedAdmissionError";
 
 }  // namespace tephra::reconcilers::fault

@@ -70,6 +70,10 @@ void FaultReconciler::AddIndexers(kube::Informer<api::Pod>& pods) {
   pods.AddIndexer(kIndexNodeName, [](const api::Pod& p) {
     return p.spec.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.spec.node_name};
   });
+  pods.AddIndexer(kIndexPodGroup, [](const api::Pod& p) {
+    std::string g = GroupKey(p);
+    return g.empty() ? std::vector<std::string>{} : std::vector<std::string>{std::move(g)};
+  });
 }
 
 void FaultReconciler::RegisterHandlers(kube::Controller& c) {
@@ -88,8 +92,14 @@ void FaultReconciler::RegisterHandlers(kube::Controller& c) {
       .on_delete = nullptr,
   });
   // A batch pod bound to a node already marked faulted (a late bind, a cache that lagged) is handled too.
+  // So is a batch pod that fails on one, and a batch pod the kubelet refused at admission on any node.
   auto pod_on_faulted_node = [&c, nodes](const api::Pod& p) {
-    if (p.spec.node_name.empty() || !IsBatchPod(p)) return;
+    if (p.spec.node_name.empty() || GroupKey(p).empty()) return;
+    if (p.status.phase == "Failed" && p.status.reason == kUnexpectedAdmissionError) {
+      c.Enqueue(p.spec.node_name);
+      return;
+    }
+    if (!IsBatchPod(p) && p.status.phase != "Failed") return;
     if (auto n = nodes->Get(p.spec.node_name); n && n->metadata.annotations.count(kFaultAnnotation)) c.Enqueue(p.spec.node_name);
   };
   opts_.pods->AddEventHandler({
@@ -118,8 +128,9 @@ int FaultReconciler::CountGroup(const std::string& ns, const std::string& group,
   return n;
 }
 
-void FaultReconciler::StartRecovery(const PodDelete& d, const std::string& group, core::Clock::WallTime now) {
-  const int want = CountGroup(d.ns, group, /*running_only=*/false);
+void FaultReconciler::StartRecovery(const PodDelete& d, const std::string& group, bool finished,
+                                    core::Clock::WallTime now) {
+  const int want = CountGroup(d.ns, group, /*running_only=*/false) + (finished ? 1 : 0);
   core::MutexLock l(mu_);
   auto [it, fresh] = recovering_.try_emplace(d.ns + "/" + group);
   if (fresh) {
@@ -198,7 +209,17 @@ kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
       else return kube::ReconcileResult::RequeueAfter(std::chrono::milliseconds(200));
     }
   }
-  for (const auto& p : opts_.pods->ByIndex(kIndexNodeName, key)) o.pods.push_back(*p);
+  for (const auto& p : opts_.pods->ByIndex(kIndexNodeName, key)) {
+    o.pods.push_back(*p);
+    const std::string group = GroupKey(*p);
+    if (group.empty() || o.groups.count(group)) continue;
+    auto& members = o.groups[group];
+    for (const auto& q : opts_.pods->ByIndex(kIndexPodGroup, group)) members.push_back(*q);
+    const auto job = p->metadata.annotations.find(std::string(api::kJobNameKey));
+    if (opts_.jobs && job != p->metadata.annotations.end())
+      if (auto j = opts_.jobs->Get(p->metadata.namespace_, job->second))
+        o.jobs[p->metadata.namespace_ + "/" + job->second] = j->metadata;
+  }
   int acted = 0, marked = 0;
   const auto all = opts_.nodes->List();
   for (const auto& n : all) {
@@ -247,7 +268,7 @@ kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
     // Before the delete: the group's count must still include the pod being replaced.
     if (auto pod = opts_.pods->Get(d.ns, d.name); pod && pod->metadata.deletion_timestamp.empty())
       if (auto g = pod->metadata.annotations.find(std::string(api::kPodGroupAnnotation)); g != pod->metadata.annotations.end())
-        StartRecovery(d, g->second, o.now);
+        StartRecovery(d, g->second, !IsBatchPod(*pod), o.now);
     core::Status s = opts_.client->Delete(api::Pod::Resource(), d.ns, d.name, del);
     // Gone already, or the name now belongs to the replacement: done either way.
     if (s.ok() || core::IsNotFound(s) || core::IsConflict(s)) {

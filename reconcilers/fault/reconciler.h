@@ -17,6 +17,7 @@
 #include "tephra/core/thread_annotations.h"
 #include "tephra/core/clock.h"
 #include "tephra/kube/client.h"
+#include "tephra/api/batch.h"
 #include "tephra/kube/controller.h"
 #include "tephra/kube/events.h"
 #include "tephra/kube/informer.h"
@@ -24,13 +25,15 @@
 
 namespace tephra::reconcilers::fault {
 
-// Index of pods by spec.nodeName (registered by AddIndexers).
+// Indexes of pods (registered by AddIndexers): by spec.nodeName, and by "<ns>/<PodGroup>".
 inline constexpr const char* kIndexNodeName = "node-name";
+inline constexpr const char* kIndexPodGroup = "fault-podgroup";
 
 struct FaultReconcilerOptions {
   kube::ClientPtr client;                      // required
   kube::Informer<api::Node>* nodes = nullptr;  // required
   kube::Informer<api::Pod>* pods = nullptr;    // required; with AddIndexers
+  kube::Informer<api::Job>* jobs = nullptr;    // optional: vcjobs, for their fault-scheduling labels
   kube::EventRecorder* recorder = nullptr;     // optional
   kube::metrics::Registry* registry = nullptr;  // nullptr = Registry::Default()
   const core::Clock* clock = nullptr;           // nullptr = real clock
@@ -55,7 +58,9 @@ class FaultReconciler final : public kube::Reconciler {
   core::Status PatchNode(const api::Node& node, const Actions& a);
   // Counts the group's pods bound and not finished (with_terminating) or Running and not being deleted.
   int CountGroup(const std::string& ns, const std::string& group, bool running_only) const;
-  void StartRecovery(const PodDelete& d, const std::string& group, core::Clock::WallTime now) TEPHRA_EXCLUDES(mu_);
+  // `finished`: the pod being replaced had already failed, so the group's count lacks it.
+  void StartRecovery(const PodDelete& d, const std::string& group, bool finished, core::Clock::WallTime now)
+      TEPHRA_EXCLUDES(mu_);
   void CheckRecovery(const api::Pod& p) TEPHRA_EXCLUDES(mu_);
   FaultReconcilerOptions opts_;
   const core::Clock& clock_;

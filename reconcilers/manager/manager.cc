@@ -249,6 +249,7 @@ class Controllers {
     fo.client = client_;
     fo.nodes = factory_.For<api::Node>().get();
     fo.pods = pods.get();
+    fo.jobs = factory_.For<api::Job>().get();
     fo.recorder = recorder_;
     fo.config = o_.fault;
     fault_ = std::make_unique<fault::FaultReconciler>(std::move(fo));

@@ -136,5 +136,31 @@ TEST(DevicePlugin, EachContainerTakesItsEntryWithTheMemoryItAsks) {
             std::string::npos);
 }
 
+TEST(DevicePlugin, PlainGpusAreAdmittedUpToTheHealthyFreeCount) {
+  NodeCards n{.gpus = 8, .unhealthy_gpus = 1};
+  PodCards four{.gpus = 4}, three{.gpus = 3};
+  EXPECT_EQ(AdmitCards(n, four, {}), "");
+  EXPECT_EQ(AdmitCards(n, three, {&four}), "");  // 4 + 3 = 7 healthy
+  EXPECT_EQ(AdmitCards(n, four, {&four}),
+            "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 4, "
+            "Available: 3, which is unexpected");
+  json pod = {{"spec", {{"containers", {{{"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}}};
+  EXPECT_EQ(ReadPodCards(pod).gpus, 2);
+  EXPECT_TRUE(ReadPodCards(pod).Asks());
+}
+
+TEST(DevicePlugin, ARunningPodFailsWhenACardItHoldsGoesBad) {
+  // Plain GPUs: the last cards go bad; pods hold cards in start order.
+  NodeCards n{.gpus = 8, .unhealthy_gpus = 1};
+  EXPECT_EQ(DeviceFailure(n, {.gpus = 4}, 0), "");  // cards 0-3
+  EXPECT_EQ(DeviceFailure(n, {.gpus = 4}, 4), "CUDA error: GPU 7 has fallen off the bus (Xid 79, simulated)");
+  EXPECT_EQ(DeviceFailure(n, {.gpus = 3}, 4), "");  // cards 4-6, the bad one is idle
+  EXPECT_EQ(DeviceFailure({.gpus = 8}, {.gpus = 8}, 0), "");
+  // Ascend: a card the node lists unhealthy.
+  NodeCards a{.npus = 8, .unhealthy = {"Ascend910-5"}};
+  EXPECT_EQ(DeviceFailure(a, Pod(2, Cards({4, 5})), 0), "device error: Ascend910-5 is unhealthy (simulated)");
+  EXPECT_EQ(DeviceFailure(a, Pod(2, Cards({0, 1})), 0), "");
+}
+
 }  // namespace
 }  // namespace tephra::nodesim

@@ -92,6 +92,9 @@ struct PodPlan {
 };
 
 PodPlan PlanPod(const PodView& pod, const PodPlanContext& ctx);
+// A running pod whose card went bad: every container exits 1 with `error` as its message, and the pod is
+// Failed, as a CUDA or CANN error ends the workload (restartPolicy Never; the job's policies take it from there).
+PodPlan DeviceFailurePlan(const PodView& pod, const std::string& error, WallTime now);
 
 // Kubernetes MicroTime ("2026-11-22T09:10:55.123456Z"), used by Lease.spec.renewTime and events.k8s.io.
 std::string FormatMicroTime(WallTime t);

@@ -66,6 +66,7 @@ struct SimulatorStats {
   std::atomic<int64_t> events{0};
   std::atomic<int64_t> write_errors{0};
   std::atomic<int64_t> device_refusals{0};  // pods the simulated device plugin refused (UnexpectedAdmissionError)
+  std::atomic<int64_t> device_failures{0};  // running pods failed because a card they hold went bad
 };
 
 class Simulator {
@@ -126,6 +127,9 @@ class Simulator {
   // The device plugin's admission of a pending pod that asks for cards: "" when its cards can be mounted
   // (they are then held), else the refusal. Called with mu_ held.
   std::string AdmitDevicesLocked(const std::string& key) TEPHRA_REQUIRES(mu_);
+  // "" while a running pod's cards are healthy; else the device error that fails it. Called with mu_ held.
+  std::string DeviceFailureLocked(const std::string& key) TEPHRA_REQUIRES(mu_);
+  NodeCards NodeCardsLocked(const NodeState& st) const TEPHRA_REQUIRES(mu_);
   // Upserts a pod from the API (watch/list/write response); returns true if it is ours.
   bool UpsertPod(const json& pod) TEPHRA_EXCLUDES(mu_);
   void ReportProblems(const PodView& pod, const std::vector<std::string>& problems);

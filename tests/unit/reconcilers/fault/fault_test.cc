@@ -1,6 +1,7 @@
 // The fault controller (docs/faults.md): what a Node shows through the API, and what is done about it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "fault/plan.h"
@@ -239,6 +240,127 @@ TEST(FaultPlan, OnlyThePodsHoldingBadCardsAreStranded) {
   EXPECT_TRUE(Plan(Obs(g, {gpu_pod("a", 4), gpu_pod("b", 2)}), cfg).deletes.empty());  // 6 of 7 healthy: the bad one is idle
   a = Plan(Obs(g, {gpu_pod("a", 4), gpu_pod("b", 4)}), cfg);  // 8 > 7: one of them holds it
   EXPECT_EQ(a.deletes.size(), 2u);
+}
+
+api::Pod FailedAt(api::Pod p, const std::string& finished, const std::string& reason = "Error") {
+  p.status.phase = "Failed";
+  api::ContainerStatus cs;
+  cs.name = "c";
+  cs.state.terminated.emplace();
+  cs.state.terminated->exit_code = 1;
+  cs.state.terminated->reason = reason;
+  cs.state.terminated->finished_at = finished;
+  p.status.container_statuses.push_back(cs);
+  return p;
+}
+
+TEST(FaultPlan, AscendLabelsChooseGraceForceOffAndTheWholeJob) {
+  FaultConfig cfg;
+  api::Node n = Node("n1");
+  n.status.conditions.push_back(Cond("GpuXidError", "True", Ago(1)));
+  api::Pod here = BatchPod("w-0", "n1");
+  api::Pod elsewhere = BatchPod("w-1", "n2");
+  Observed o = Obs(n, {here});
+  o.groups["ns/train-pg"] = {here, elsewhere};
+
+  // force, with the label on the job: forced deletes, and the whole job goes (no pod-rescheduling: on).
+  o.jobs["ns/train"].labels["fault-scheduling"] = "force";
+  Actions a = Plan(o, cfg);
+  ASSERT_EQ(a.deletes.size(), 2u);
+  EXPECT_EQ(a.deletes[0].name, "w-0");
+  EXPECT_EQ(a.deletes[1].name, "w-1");
+  EXPECT_EQ(a.deletes[1].grace_seconds, std::optional<int64_t>(0));
+  EXPECT_TRUE(std::any_of(a.events.begin(), a.events.end(), [](const EventRecord& e) {
+    return e.reason == "JobFaultRestart" && e.message.find("fault-scheduling=force") != std::string::npos;
+  }));
+
+  // grace + pod-rescheduling: on (on the pod): only the pod on the fault, with the job's checkpoint grace.
+  o.jobs["ns/train"].labels["fault-scheduling"] = "grace";
+  o.jobs["ns/train"].annotations["tephra.io/fault-grace-seconds"] = "120";
+  o.pods[0].metadata.labels["pod-rescheduling"] = "on";
+  a = Plan(o, cfg);
+  ASSERT_EQ(a.deletes.size(), 1u);
+  EXPECT_EQ(a.deletes[0].grace_seconds, std::optional<int64_t>(120));
+
+  // A dead node forces whatever the job asks: nothing else would finish the delete.
+  Observed dead = o;
+  SetReady(dead.node, "Unknown", 60);
+  a = Plan(dead, cfg);
+  ASSERT_EQ(a.deletes.size(), 1u);
+  EXPECT_EQ(a.deletes[0].grace_seconds, std::optional<int64_t>(0));
+
+  // off: nothing deleted; the job hears once, when the fault is recorded.
+  o.pods[0].metadata.labels["fault-scheduling"] = "off";  // the pod's label wins over the job's
+  a = Plan(o, cfg);
+  EXPECT_TRUE(a.deletes.empty());
+  EXPECT_TRUE(std::any_of(a.events.begin(), a.events.end(), [](const EventRecord& e) { return e.reason == "PodFaultIgnored"; }));
+  o.node.metadata.annotations[kFaultAnnotation] = "GpuXidError";
+  o.nodes_acted = 1;
+  a = Plan(o, cfg);
+  EXPECT_TRUE(a.deletes.empty());
+  EXPECT_TRUE(a.events.empty());
+
+  // An unreadable grace is ignored, not trusted.
+  api::Pod odd = BatchPod("x", "n1");
+  odd.metadata.annotations["tephra.io/fault-grace-seconds"] = "-3";
+  EXPECT_FALSE(PolicyOf(odd, nullptr).grace_seconds.has_value());
+  EXPECT_FALSE(PolicyOf(odd, nullptr).whole_job);
+}
+
+TEST(FaultPlan, PodsThatFailedAroundTheFaultAreReplacedOldFailuresAreNot) {
+  FaultConfig cfg;
+  api::Node g = Node("g1");
+  g.status.capacity["nvidia.com/gpu"] = core::Quantity::FromUnits(8);
+  g.status.allocatable["nvidia.com/gpu"] = core::Quantity::FromUnits(7);
+  g.metadata.annotations[kSinceAnnotation] = Ago(5);
+  g.metadata.annotations[kFaultAnnotation] = "DeviceUnhealthy:nvidia.com/gpu";
+  auto gpu_pod = [](const std::string& name, int gpus) {
+    api::Pod p = BatchPod(name, "g1");
+    api::Container c;
+    c.name = "c";
+    c.resources.requests["nvidia.com/gpu"] = core::Quantity::FromUnits(gpus);
+    p.spec.containers.push_back(c);
+    return p;
+  };
+  // The pod on the bad card crashed: 4 of 7 healthy are asked for now, but the failed one was the victim.
+  api::Pod crashed = FailedAt(gpu_pod("a", 4), Ago(3));
+  api::Pod old = FailedAt(gpu_pod("old", 1), Ago(3600));
+  Actions a = Plan(Obs(g, {crashed, gpu_pod("b", 3), old}, 10, 1), cfg);
+  ASSERT_EQ(a.deletes.size(), 1u);
+  EXPECT_EQ(a.deletes[0].name, "a");
+  EXPECT_EQ(a.deletes[0].grace_seconds, std::optional<int64_t>(0));  // nothing runs in it
+  EXPECT_TRUE(std::any_of(a.events.begin(), a.events.end(), [](const EventRecord& e) {
+    return e.reason == "PodFaultRestart" && e.message.find("pod a failed on node g1 during a fault") != std::string::npos;
+  }));
+}
+
+TEST(FaultPlan, PodsRefusedAtAdmissionAreReplacedAndTheNodeAvoided) {
+  FaultConfig cfg;
+  api::Node n = Node("n1");  // no signal of its own
+  api::Pod refused = BatchPod("w-3", "n1");
+  refused.status.phase = "Failed";
+  refused.status.reason = "UnexpectedAdmissionError";
+  refused.status.message = "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu";
+  api::Pod plain = refused;
+  plain.metadata.name = "web";
+  plain.metadata.annotations.clear();  // not a batch pod: Kubernetes' business
+  Actions a = Plan(Obs(n, {refused, plain}), cfg);
+  ASSERT_EQ(a.deletes.size(), 1u);
+  EXPECT_EQ(a.deletes[0].name, "w-3");
+  EXPECT_EQ(a.deletes[0].signal, "UnexpectedAdmissionError");
+  ASSERT_EQ(a.detected.size(), 1u);
+  EXPECT_EQ(a.avoid_annotation, std::optional<std::optional<std::string>>(core::FormatRfc3339(kNow + cfg.avoid_after_clear)));
+  EXPECT_FALSE(a.fault_annotation.has_value());  // no signal to clear it later: a window instead
+  EXPECT_TRUE(std::any_of(a.events.begin(), a.events.end(), [](const EventRecord& e) {
+    return e.on == EventRecord::On::kNode && e.reason == "FaultDetected" &&
+           e.message.find("UnexpectedAdmissionError: pod ns/w-3") != std::string::npos;
+  }));
+  // Once deleted, nothing is left to do but let the window run out.
+  n.metadata.annotations[kAvoidUntilAnnotation] = **a.avoid_annotation;
+  a = Plan(Obs(n, {}), cfg);
+  EXPECT_TRUE(a.deletes.empty());
+  EXPECT_FALSE(a.avoid_annotation.has_value());
+  EXPECT_TRUE(a.requeue_after.has_value());
 }
 
 TEST(FaultPlan, TheNodeBudgetHoldsNewFaultsAndSaysSoOnce) {
