@@ -77,7 +77,20 @@ void FaultReconciler::AddIndexers(kube::Informer<api::Pod>& pods) {
 }
 
 void FaultReconciler::RegisterHandlers(kube::Controller& c) {
+  controller_ = &c;
   kube::Informer<api::Node>* nodes = opts_.nodes;
+  if (opts_.pod_groups)
+    // A recovery that a stopped controller left marked True is taken up again.
+    opts_.pod_groups->AddEventHandler({
+        .on_add =
+            [&c](const auto& pg) {
+              for (const auto& cond : pg->status.conditions)
+                if (cond.type == kFaultConditionType && cond.status == "True")
+                  c.Enqueue("pg/" + pg->metadata.namespace_ + "/" + pg->metadata.name);
+            },
+        .on_update = nullptr,
+        .on_delete = nullptr,
+    });
   opts_.nodes->AddEventHandler({
       .on_add = [&c](const auto& n) { c.Enqueue(n->metadata.name); },
       .on_update =
@@ -119,27 +132,30 @@ void FaultReconciler::RegisterHandlers(kube::Controller& c) {
 
 int FaultReconciler::CountGroup(const std::string& ns, const std::string& group, bool running_only) const {
   int n = 0;
-  for (const auto& p : opts_.pods->ListNamespace(ns)) {
-    auto g = p->metadata.annotations.find(std::string(api::kPodGroupAnnotation));
-    if (g == p->metadata.annotations.end() || g->second != group || !IsBatchPod(*p) || p->spec.node_name.empty()) continue;
+  for (const auto& p : opts_.pods->ByIndex(kIndexPodGroup, ns + "/" + group)) {
+    if (!IsBatchPod(*p) || p->spec.node_name.empty()) continue;
     if (running_only && (p->status.phase != "Running" || !p->metadata.deletion_timestamp.empty())) continue;
     ++n;
   }
   return n;
 }
 
-void FaultReconciler::StartRecovery(const PodDelete& d, const std::string& group, bool finished,
-                                    core::Clock::WallTime now) {
+bool FaultReconciler::StartRecovery(const PodDelete& d, const std::string& group, bool finished,
+                                    const std::string& node, core::Clock::WallTime now) {
   const int want = CountGroup(d.ns, group, /*running_only=*/false) + (finished ? 1 : 0);
   core::MutexLock l(mu_);
   auto [it, fresh] = recovering_.try_emplace(d.ns + "/" + group);
   if (fresh) {
     it->second.since = now;
     it->second.signal = d.signal;
+    it->second.message = "pod " + d.name + " deleted from node " + node + " (" + d.signal + ") at " +
+                         core::FormatRfc3339(now) + "; waiting for the gang to run again";
     it->second.job = {.on = EventRecord::On::kJob, .job_kind = d.job_kind, .job_ns = d.ns, .job_name = d.job_name,
                       .job_uid = d.job_uid};
+    recovered_.erase(it->first);
   }
   it->second.want = std::max(it->second.want, want);
+  return fresh;
 }
 
 void FaultReconciler::CheckRecovery(const api::Pod& p) {
@@ -165,10 +181,96 @@ void FaultReconciler::CheckRecovery(const api::Pod& p) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", seconds);
   log::Info("job recovered from a fault").Kv("podgroup", key).Kv("pods", running).Kv("seconds", text);
-  if (opts_.recorder)
-    opts_.recorder->Event(JobRef(r.job), kube::EventType::kNormal, "FaultRecovered",
-                          std::to_string(running) + " pods running again " + text + " s after the " + r.signal +
-                              " fault was acted on");
+  const std::string message =
+      std::to_string(running) + " pods running again " + text + " s after the " + r.signal + " fault was acted on";
+  if (opts_.recorder) opts_.recorder->Event(JobRef(r.job), kube::EventType::kNormal, "FaultRecovered", message);
+  if (controller_ && opts_.pod_groups) {
+    {
+      core::MutexLock l(mu_);
+      recovered_[key] = message;
+    }
+    controller_->Enqueue("pg/" + key);
+  }
+}
+
+kube::ReconcileResult FaultReconciler::ReconcileGroup(const std::string& key) {
+  if (!opts_.pod_groups) return kube::ReconcileResult::Success();
+  auto pg = opts_.pod_groups->Get(key);
+  if (!pg) {
+    core::MutexLock l(mu_);
+    recovered_.erase(key);
+    return kube::ReconcileResult::Success();
+  }
+  const api::PodGroupCondition* cur = nullptr;
+  for (const auto& c : pg->status.conditions)
+    if (c.type == kFaultConditionType) cur = &c;
+  std::string status, reason, message;
+  {
+    core::MutexLock l(mu_);
+    if (auto r = recovering_.find(key); r != recovering_.end()) {
+      status = "True";
+      reason = r->second.signal;
+      message = r->second.message;
+    } else if (auto d = recovered_.find(key); d != recovered_.end()) {
+      status = "False";
+      reason = "Recovered";
+      message = d->second;
+    }
+  }
+  const auto now = clock_.WallNow();
+  if (status.empty()) {
+    // True, and this process knows nothing of it: a controller stopped in the middle of the recovery.
+    if (!cur || cur->status != "True") return kube::ReconcileResult::Success();
+    const int running = CountGroup(pg->metadata.namespace_, pg->metadata.name, /*running_only=*/true);
+    const int want = std::max(1, static_cast<int>(pg->spec.min_member));
+    if (running < want) {
+      // Watched again from here: the pod that completes the gang ends it (CheckRecovery).
+      core::MutexLock l(mu_);
+      auto [it, fresh] = recovering_.try_emplace(key);
+      if (fresh) {
+        if (!core::ParseRfc3339(cur->last_transition_time, &it->second.since)) it->second.since = now;
+        it->second.signal = cur->reason;
+        it->second.message = cur->message;
+        it->second.want = want;
+        it->second.job = {.on = EventRecord::On::kJob, .job_kind = "PodGroup", .job_ns = pg->metadata.namespace_,
+                          .job_name = pg->metadata.name, .job_uid = pg->metadata.uid};
+      }
+      return kube::ReconcileResult::Success();
+    }
+    status = "False";
+    reason = "Recovered";
+    message = std::to_string(running) + " pods running again (the recovery ended while no fault controller watched)";
+  }
+  auto done = [&]() {
+    if (status != "False") return;
+    core::MutexLock l(mu_);
+    recovered_.erase(key);
+  };
+  if (cur && cur->status == status && cur->reason == reason && cur->message == message) {
+    done();
+    return kube::ReconcileResult::Success();
+  }
+  api::PodGroup updated = *pg;
+  api::PodGroupCondition* c = nullptr;
+  for (auto& e : updated.status.conditions)
+    if (e.type == kFaultConditionType) c = &e;
+  if (!c) {
+    updated.status.conditions.emplace_back();
+    c = &updated.status.conditions.back();
+    c->type = kFaultConditionType;
+  }
+  if (c->status != status) c->last_transition_time = core::FormatRfc3339(now);
+  c->status = status;
+  c->reason = reason;
+  c->message = message;
+  // The whole object, as the scheduler writes it: Volcano's PodGroup CRD has no status subresource. The
+  // cached resourceVersion is the precondition: a 409 (the scheduler wrote meanwhile) is retried once the
+  // cache has the newer object.
+  auto r = kube::UpdateAs(*opts_.client, updated);
+  if (!r.ok() && !core::IsNotFound(r.status()))
+    return kube::ReconcileResult::Error(r.status().Annotate("setting the FaultRecovery condition of PodGroup " + key));
+  done();
+  return kube::ReconcileResult::Success();
 }
 
 core::Status FaultReconciler::PatchNode(const api::Node& node, const Actions& a) {
@@ -194,6 +296,7 @@ core::Status FaultReconciler::PatchNode(const api::Node& node, const Actions& a)
 }
 
 kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
+  if (key.rfind("pg/", 0) == 0) return ReconcileGroup(key.substr(3));  // node names hold no '/'
   auto node = opts_.nodes->Get(key);
   if (!node) return kube::ReconcileResult::Success();
   Observed o;
@@ -268,7 +371,8 @@ kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
     // Before the delete: the group's count must still include the pod being replaced.
     if (auto pod = opts_.pods->Get(d.ns, d.name); pod && pod->metadata.deletion_timestamp.empty())
       if (auto g = pod->metadata.annotations.find(std::string(api::kPodGroupAnnotation)); g != pod->metadata.annotations.end())
-        StartRecovery(d, g->second, !IsBatchPod(*pod), o.now);
+        if (StartRecovery(d, g->second, !IsBatchPod(*pod), key, o.now) && controller_ && opts_.pod_groups)
+          controller_->Enqueue("pg/" + d.ns + "/" + g->second);
     core::Status s = opts_.client->Delete(api::Pod::Resource(), d.ns, d.name, del);
     // Gone already, or the name now belongs to the replacement: done either way.
     if (s.ok() || core::IsNotFound(s) || core::IsConflict(s)) {

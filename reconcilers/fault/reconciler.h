@@ -29,11 +29,16 @@ namespace tephra::reconcilers::fault {
 inline constexpr const char* kIndexNodeName = "node-name";
 inline constexpr const char* kIndexPodGroup = "fault-podgroup";
 
+// The PodGroup condition a fault's recovery is told by: True (reason: the signal) from the first delete
+// until the gang runs again, then False with reason Recovered. `kubectl describe podgroup` shows both.
+inline constexpr const char* kFaultConditionType = "FaultRecovery";
+
 struct FaultReconcilerOptions {
   kube::ClientPtr client;                      // required
   kube::Informer<api::Node>* nodes = nullptr;  // required
   kube::Informer<api::Pod>* pods = nullptr;    // required; with AddIndexers
   kube::Informer<api::Job>* jobs = nullptr;    // optional: vcjobs, for their fault-scheduling labels
+  kube::Informer<api::PodGroup>* pod_groups = nullptr;  // optional: for the FaultRecovery condition
   kube::EventRecorder* recorder = nullptr;     // optional
   kube::metrics::Registry* registry = nullptr;  // nullptr = Registry::Default()
   const core::Clock* clock = nullptr;           // nullptr = real clock
@@ -53,14 +58,17 @@ class FaultReconciler final : public kube::Reconciler {
     core::Clock::WallTime since;  // when the fault was acted on
     int want = 0;                 // pods of the group bound and unfinished before the fault
     std::string signal;
-    EventRecord job;  // where to say it recovered
+    std::string message;  // what was done, for the condition
+    EventRecord job;      // where to say it recovered
   };
+  kube::ReconcileResult ReconcileGroup(const std::string& key) TEPHRA_EXCLUDES(mu_);  // "<ns>/<PodGroup>"
   core::Status PatchNode(const api::Node& node, const Actions& a);
   // Counts the group's pods bound and not finished (with_terminating) or Running and not being deleted.
   int CountGroup(const std::string& ns, const std::string& group, bool running_only) const;
-  // `finished`: the pod being replaced had already failed, so the group's count lacks it.
-  void StartRecovery(const PodDelete& d, const std::string& group, bool finished, core::Clock::WallTime now)
-      TEPHRA_EXCLUDES(mu_);
+  // `finished`: the pod being replaced had already failed, so the group's count lacks it. True when the
+  // group was not recovering yet.
+  bool StartRecovery(const PodDelete& d, const std::string& group, bool finished, const std::string& node,
+                     core::Clock::WallTime now) TEPHRA_EXCLUDES(mu_);
   void CheckRecovery(const api::Pod& p) TEPHRA_EXCLUDES(mu_);
   FaultReconcilerOptions opts_;
   const core::Clock& clock_;
@@ -72,6 +80,9 @@ class FaultReconciler final : public kube::Reconciler {
   kube::metrics::HistogramFamily* recovery_seconds_ = nullptr;
   mutable core::Mutex mu_;
   std::map<std::string, Recovery> recovering_ TEPHRA_GUARDED_BY(mu_);  // by "<ns>/<PodGroup>"
+  // Recovered groups whose condition still says True: the message for the False one.
+  std::map<std::string, std::string> recovered_ TEPHRA_GUARDED_BY(mu_);
+  kube::Controller* controller_ = nullptr;  // set by RegisterHandlers: group keys ("pg/<ns>/<name>") go there too
   // The tephra.io/fault value last written per node, and when: a plan made on a cache that has not seen
   // that write yet would record the fault a second time, so it waits for the echo instead.
   std::map<std::string, std::pair<std::optional<std::string>, core::Clock::WallTime>> written_ TEPHRA_GUARDED_BY(mu_);

@@ -250,6 +250,7 @@ class Controllers {
     fo.nodes = factory_.For<api::Node>().get();
     fo.pods = pods.get();
     fo.jobs = factory_.For<api::Job>().get();
+    fo.pod_groups = factory_.For<api::PodGroup>().get();
     fo.recorder = recorder_;
     fo.config = o_.fault;
     fault_ = std::make_unique<fault::FaultReconciler>(std::move(fo));

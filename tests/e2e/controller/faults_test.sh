@@ -5,7 +5,8 @@
 # of six nodes) and --fault-avoid-seconds 20.
 #  1. An XID condition (nodesim reports GpuXidError=True, as NVSentinel would set it) on the node of w-0: the
 #     node is marked tephra.io/fault with a FaultDetected Event, w-0 is replaced on another node, the job
-#     records PodFaultRestart and runs its 4 pods again (FaultRecovered, tephra_fault_recovery_seconds).
+#     records PodFaultRestart and runs its 4 pods again (FaultRecovered, tephra_fault_recovery_seconds; its
+#     PodGroup's FaultRecovery condition False/Recovered).
 #  2. Node death (tephra.io/sim-fail: Ready=False, the kubelet gone): after the 5 s grace the pod is
 #     force-deleted and replaced on the spare node.
 #  3. A third fault exceeds the budget: the node gets tephra.io/fault-held with a FaultActionsHeld Event and
@@ -101,6 +102,14 @@ has_event Node "$XID_NODE" FaultDetected default || { dump; fail "no FaultDetect
 has_event Job train PodFaultRestart || { dump; fail "no PodFaultRestart Event on the job"; }
 recovered_event() { has_event Job train FaultRecovered; }
 wait_until "FaultRecovered on the job" 30 recovered_event || { dump; fail "no FaultRecovered Event on the job"; }
+# The job's PodGroup tells the recovery too (kubectl describe podgroup): FaultRecovery False, Recovered.
+pg_condition() {
+  k get podgroups -n $NS -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{" "}{range .status.conditions[?(@.type=="FaultRecovery")]}{.status}{"/"}{.reason}{end}{"\n"}{end}' |
+    awk '$1 == "train" {print $2}'
+}
+pg_recovered() { [ "$(pg_condition)" = False/Recovered ]; }
+wait_until "the PodGroup's FaultRecovery condition" 30 pg_recovered ||
+  { dump; fail "the PodGroup's FaultRecovery condition is '$(pg_condition)', want False/Recovered"; }
 check_no_pod_on_faulted
 note "1. XID on $XID_NODE: recorded in $(sub t1 t0) s, the gang whole again in $(sub t2 t0) s"
 

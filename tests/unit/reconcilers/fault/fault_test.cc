@@ -448,14 +448,25 @@ TEST(FaultReconciler, RecordsOnTheNodeAndDeletesWithTheUidPrecondition) {
   api::Pod p = BatchPod("w-0", "n1");
   p.metadata.uid.clear();
   api::json stored = fc->Seed(api::Pod::Resource(), api::ToJson(p));
+  api::PodGroup pg;
+  pg.metadata.namespace_ = "ns";
+  pg.metadata.name = "train-pg";
+  pg.spec.min_member = 1;
+  api::PodGroupCondition scheduled;  // the scheduler's condition stays as it is
+  scheduled.type = "Scheduled";
+  scheduled.status = "True";
+  pg.status.conditions.push_back(scheduled);
+  fc->Seed(api::PodGroup::Resource(), api::ToJson(pg));
   kube::Informer<api::Node> nodes(fc);
   kube::Informer<api::Pod> pods(fc);
+  kube::Informer<api::PodGroup> groups(fc);
   FaultReconciler::AddIndexers(pods);
   kube::metrics::Registry reg;
   FaultReconcilerOptions o;
   o.client = fc;
   o.nodes = &nodes;
   o.pods = &pods;
+  o.pod_groups = &groups;
   o.registry = &reg;
   FaultReconciler r(std::move(o));
   kube::ControllerOptions co;
@@ -464,8 +475,24 @@ TEST(FaultReconciler, RecordsOnTheNodeAndDeletesWithTheUidPrecondition) {
   r.RegisterHandlers(controller);
   nodes.Start();
   pods.Start();
+  groups.Start();
   ASSERT_TRUE(nodes.WaitForSync(std::chrono::steady_clock::now() + seconds(10)));
   ASSERT_TRUE(pods.WaitForSync(std::chrono::steady_clock::now() + seconds(10)));
+  ASSERT_TRUE(groups.WaitForSync(std::chrono::steady_clock::now() + seconds(10)));
+  // The FaultRecovery condition as the cache sees it: "<status>/<reason>", "" when absent.
+  auto condition = [&] {
+    auto g = groups.Get("ns", "train-pg");
+    if (!g) return std::string("no podgroup");
+    std::string out;
+    for (const auto& c : g->status.conditions)
+      if (c.type == kFaultConditionType) out = c.status + "/" + c.reason;
+    if (g->status.conditions.empty() || g->status.conditions[0].type != "Scheduled") out += " (Scheduled lost)";
+    return out;
+  };
+  auto wait_condition = [&](const std::string& want) {
+    for (int i = 0; i < 200 && condition() != want; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return condition();
+  };
   auto res = r.Reconcile("n1");
   EXPECT_TRUE(res.status.ok()) << res.status;
   auto got = fc->Get(api::Node::Resource(), "", "n1");
@@ -475,6 +502,11 @@ TEST(FaultReconciler, RecordsOnTheNodeAndDeletesWithTheUidPrecondition) {
   EXPECT_NE(reg.Expose().find("tephra_fault_pods_deleted_total{signal=\"NotReady\",forced=\"true\"} 1"), std::string::npos)
       << reg.Expose();
   EXPECT_NE(reg.Expose().find("tephra_fault_detected_total{signal=\"NotReady\"} 1"), std::string::npos);
+  // The PodGroup says it is recovering, next to the scheduler's condition.
+  EXPECT_EQ(condition(), "");
+  res = r.Reconcile("pg/ns/train-pg");
+  EXPECT_TRUE(res.status.ok()) << res.status;
+  EXPECT_EQ(wait_condition("True/NotReady"), "True/NotReady");
   // The job's replacement runs elsewhere: its recovery time is observed once, when it runs as many pods as
   // before the fault (one).
   EXPECT_EQ(reg.Expose().find("tephra_fault_recovery_seconds_count"), std::string::npos);
@@ -491,8 +523,30 @@ TEST(FaultReconciler, RecordsOnTheNodeAndDeletesWithTheUidPrecondition) {
   };
   for (int i = 0; i < 200 && !observed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(observed()) << reg.Expose();
+  res = r.Reconcile("pg/ns/train-pg");
+  EXPECT_TRUE(res.status.ok()) << res.status;
+  EXPECT_EQ(wait_condition("False/Recovered"), "False/Recovered");
+
+  // A controller that stopped mid-recovery left True behind: a new one ends it once the gang runs.
+  auto left = fc->Get(api::PodGroup::Resource(), "ns", "train-pg");
+  ASSERT_TRUE(left.ok());
+  (*left)["status"]["conditions"][1]["status"] = "True";
+  ASSERT_TRUE(fc->Update(api::PodGroup::Resource(), "ns", *left).ok());
+  EXPECT_EQ(wait_condition("True/Recovered"), "True/Recovered");
+  kube::metrics::Registry reg2;
+  FaultReconcilerOptions o2;
+  o2.client = fc;
+  o2.nodes = &nodes;
+  o2.pods = &pods;
+  o2.pod_groups = &groups;
+  o2.registry = &reg2;
+  FaultReconciler restarted(std::move(o2));
+  res = restarted.Reconcile("pg/ns/train-pg");
+  EXPECT_TRUE(res.status.ok()) << res.status;
+  EXPECT_EQ(wait_condition("False/Recovered"), "False/Recovered");
   nodes.Stop();
   pods.Stop();
+  groups.Stop();
 }
 
 }  // namespace
