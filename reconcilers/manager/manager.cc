@@ -12,6 +12,7 @@
 #include "command/reconciler.h"
 #include "cronjob/reconciler.h"
 #include "fault/reconciler.h"
+#include "fault/training_time.h"
 #include "hypernode/reconciler.h"
 #include "job/reconciler.h"
 #include "jobflow/reconciler.h"
@@ -260,6 +261,18 @@ class Controllers {
     auto c = std::make_unique<kube::Controller>(std::move(ko), fault_.get());
     fault_->RegisterHandlers(*c);
     controllers_.push_back(std::move(c));
+    // Effective training time per job: its own queue, so pod churn never delays the fault worker.
+    fault::TrainingTimeOptions to;
+    to.client = client_;
+    to.pod_groups = factory_.For<api::PodGroup>().get();
+    to.pods = pods.get();
+    training_ = std::make_unique<fault::TrainingTimeReconciler>(std::move(to));
+    kube::ControllerOptions tko;
+    tko.name = std::string(kFaultController) + "-training-time";
+    tko.workers = 2;
+    auto t = std::make_unique<kube::Controller>(std::move(tko), training_.get());
+    training_->RegisterHandlers(*t);
+    controllers_.push_back(std::move(t));
   }
 
   // Commands are consumed by whichever of the job and queue controllers runs (Volcano splits them the same
@@ -314,6 +327,7 @@ class Controllers {
   std::unique_ptr<cronjob::CronJobReconciler> cronjob_;
   std::unique_ptr<hypernode::HyperNodeReconciler> hypernode_;
   std::unique_ptr<fault::FaultReconciler> fault_;
+  std::unique_ptr<fault::TrainingTimeReconciler> training_;
   kube::Controller* job_controller_ = nullptr;
   std::vector<std::unique_ptr<kube::Controller>> controllers_;
   bool stopped_ = false;

@@ -13,7 +13,8 @@
 #     its pod is left alone.
 #  4. The XID clears: FaultCleared, the node is avoided until tephra.io/fault-avoid-until; the budget frees, so
 #     the held node's pod is replaced, and it can only land on the healed node once the 20 s avoidance ends.
-# After each step: no pod of the job on a node marked faulted, 4 pods running.
+# After each step: no pod of the job on a node marked faulted, 4 pods running. At the end the job's effective
+# training ratio (tephra_job_effective_training_ratio) is below 1 and its PodGroup records the time lost.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/common.sh
@@ -159,5 +160,12 @@ grep -q 'tephra_fault_recovery_seconds_count{signal="NotReady"} 1' <<<"$metrics"
   fail "metrics: $(grep tephra_fault_recovery <<<"$metrics")"
 grep -q 'tephra_fault_recovery_seconds_count{signal="GpuXidError"} 2' <<<"$metrics" ||
   fail "metrics: $(grep tephra_fault_recovery <<<"$metrics")"
-note "4. $XID_NODE healed, avoided for $((t1 - t0)) s; $HELD_POD replaced there"
+# Effective training time: the job ran short of its gang during each fault, so its ratio is below 1, and the
+# account is on its PodGroup.
+ratio=$(awk '$1 ~ /^tephra_job_effective_training_ratio\{namespace="default",job="train",/ {print $2}' <<<"$metrics")
+[ -n "$ratio" ] || fail "no tephra_job_effective_training_ratio for train: $(grep effective <<<"$metrics")"
+awk -v r="$ratio" 'BEGIN {exit !(r > 0 && r < 1)}' || fail "train's effective training ratio is $ratio, want in (0, 1)"
+lost=$(k get podgroups -n $NS -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{" "}{.metadata.annotations.tephra\.io/training-lost-seconds}{"\n"}{end}' | awk '$1 == "train" {print $2}')
+awk -v l="${lost:-0}" 'BEGIN {exit !(l > 0)}' || fail "train's PodGroup records no lost training time ('$lost')"
+note "4. $XID_NODE healed, avoided for $((t1 - t0)) s; $HELD_POD replaced there; train's effective training ratio $ratio ($lost s short of its gang)"
 echo "PASS"

@@ -94,6 +94,13 @@ class Family {
     return With(std::vector<std::string>(values.begin(), values.end()));
   }
   const Desc& desc() const { return desc_; }
+  // Drops the children whose label values match (a deleted job's series), so the family does not grow for
+  // ever. Any pointer to them from With() dangles: only for children the caller looks up each time.
+  template <typename Pred>
+  void RemoveIf(Pred&& match) TEPHRA_EXCLUDES(mu_) {
+    core::MutexLock l(mu_);
+    std::erase_if(children_, [&](const auto& kv) { return match(kv.first); });
+  }
 
  private:
   friend class Registry;

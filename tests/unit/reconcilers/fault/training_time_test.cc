@@ -1,0 +1,120 @@
+// Effective training time per job (docs/faults.md): the account on the PodGroup and the gauge.
+#include "fault/training_time.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "fault/reconciler.h"
+#include "tephra/api/codec.h"
+#include "testing/fake_client.h"
+
+namespace tephra::reconcilers::fault {
+namespace {
+
+using std::chrono::seconds;
+const core::Clock::WallTime kT0 = core::Clock::WallTime(seconds(1'700'000'000));
+
+// Applies a step's annotations to the account, as the merge patch does on the PodGroup.
+TrainingAccount Apply(const TrainingAccount& a, const TrainingStep& s) {
+  api::ObjectMeta m;
+  if (a.since) m.annotations[kTrainingSinceAnnotation] = core::FormatRfc3339(*a.since);
+  if (a.short_since) m.annotations[kTrainingShortSinceAnnotation] = core::FormatRfc3339(*a.short_since);
+  if (a.until) m.annotations[kTrainingUntilAnnotation] = core::FormatRfc3339(*a.until);
+  m.annotations[kTrainingLostAnnotation] = std::to_string(a.lost_seconds);
+  for (const auto& [k, v] : s.annotations.items()) {
+    if (v.is_null()) m.annotations.erase(k);
+    else m.annotations[k] = v.get<std::string>();
+  }
+  return ReadTrainingAccount(m);
+}
+
+TEST(TrainingTime, QueueTimeIsNotCountedShortTimeIsAndTheEndClosesTheAccount) {
+  TrainingAccount a;
+  // Pending in the queue: no account yet, no ratio.
+  TrainingStep s = PlanTraining(a, {.whole = false}, kT0);
+  EXPECT_TRUE(s.annotations.empty());
+  EXPECT_FALSE(s.ratio.has_value());
+  // Whole at t0: the account opens.
+  s = PlanTraining(a, {.whole = true}, kT0);
+  a = Apply(a, s);
+  ASSERT_TRUE(a.since.has_value());
+  EXPECT_DOUBLE_EQ(*s.ratio, 1.0);
+  // A fault at t0+80 s leaves it short; nothing is written again while it stays short.
+  s = PlanTraining(a, {.whole = false}, kT0 + seconds(80));
+  a = Apply(a, s);
+  ASSERT_TRUE(a.short_since.has_value());
+  s = PlanTraining(a, {.whole = false}, kT0 + seconds(90));
+  EXPECT_TRUE(s.annotations.empty());
+  EXPECT_DOUBLE_EQ(*s.ratio, 80.0 / 90.0);
+  // Whole again at t0+100 s: 20 s lost.
+  s = PlanTraining(a, {.whole = true}, kT0 + seconds(100));
+  a = Apply(a, s);
+  EXPECT_FALSE(a.short_since.has_value());
+  EXPECT_DOUBLE_EQ(a.lost_seconds, 20.0);
+  EXPECT_DOUBLE_EQ(*PlanTraining(a, {.whole = true}, kT0 + seconds(200)).ratio, 0.9);
+  // The job ends at t0+200 s: the ratio stays what it was, whatever the pods do later.
+  s = PlanTraining(a, {.whole = false, .finished = true}, kT0 + seconds(200));
+  a = Apply(a, s);
+  ASSERT_TRUE(a.until.has_value());
+  s = PlanTraining(a, {.whole = false}, kT0 + seconds(5000));
+  EXPECT_TRUE(s.annotations.empty());
+  EXPECT_DOUBLE_EQ(*s.ratio, 0.9);
+}
+
+TEST(TrainingTime, TheReconcilerKeepsTheAccountOnThePodGroupAndTheGauge) {
+  auto fc = std::make_shared<kube::testing::FakeClient>();
+  api::PodGroup pg;
+  pg.metadata.namespace_ = "ns";
+  pg.metadata.name = "train-pg";
+  pg.spec.min_member = 2;
+  api::OwnerReference owner;
+  owner.kind = "Job";
+  owner.name = "train";
+  owner.controller = true;
+  pg.metadata.owner_references.push_back(owner);
+  fc->Seed(api::PodGroup::Resource(), api::ToJson(pg));
+  for (const char* name : {"w-0", "w-1"}) {
+    api::Pod p;
+    p.metadata.namespace_ = "ns";
+    p.metadata.name = name;
+    p.metadata.annotations["scheduling.k8s.io/group-name"] = "train-pg";
+    p.spec.node_name = "n1";
+    p.status.phase = "Running";
+    fc->Seed(api::Pod::Resource(), api::ToJson(p));
+  }
+  kube::Informer<api::PodGroup> groups(fc);
+  kube::Informer<api::Pod> pods(fc);
+  FaultReconciler::AddIndexers(pods);
+  kube::metrics::Registry reg;
+  TrainingTimeOptions o;
+  o.client = fc;
+  o.pod_groups = &groups;
+  o.pods = &pods;
+  o.registry = &reg;
+  TrainingTimeReconciler r(std::move(o));
+  groups.Start();
+  pods.Start();
+  ASSERT_TRUE(groups.WaitForSync(std::chrono::steady_clock::now() + seconds(10)));
+  ASSERT_TRUE(pods.WaitForSync(std::chrono::steady_clock::now() + seconds(10)));
+  auto res = r.Reconcile("ns/train-pg");
+  EXPECT_TRUE(res.status.ok()) << res.status;
+  EXPECT_TRUE(res.requeue_after.has_value());  // refreshed while it runs
+  auto got = fc->Get(api::PodGroup::Resource(), "ns", "train-pg");
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE((*got)["metadata"]["annotations"].contains(kTrainingSinceAnnotation)) << got->dump();
+  EXPECT_NE(reg.Expose().find("tephra_job_effective_training_ratio{namespace=\"ns\",job=\"train\",podgroup=\"train-pg\"} 1"),
+            std::string::npos)
+      << reg.Expose();
+  // The PodGroup goes: so does its series.
+  ASSERT_TRUE(fc->Delete(api::PodGroup::Resource(), "ns", "train-pg").ok());
+  for (int i = 0; i < 200 && groups.Get("ns/train-pg"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  res = r.Reconcile("ns/train-pg");
+  EXPECT_TRUE(res.status.ok()) << res.status;
+  EXPECT_EQ(reg.Expose().find("podgroup=\"train-pg\""), std::string::npos) << reg.Expose();
+  groups.Stop();
+  pods.Stop();
+}
+
+}  // namespace
+}  // namespace tephra::reconcilers::fault
