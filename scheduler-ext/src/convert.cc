@@ -291,9 +291,10 @@ bool RequestsNvidiaGpu(const api::ResourceList& req) {
 
 }  // namespace
 
-sched::DeviceRequest ToDeviceRequest(const api::Pod& pod) {
+sched::DeviceRequest ToDeviceRequest(const api::Pod& pod) { return ToDeviceRequest(pod, api::PodRequests(pod.spec)); }
+
+sched::DeviceRequest ToDeviceRequest(const api::Pod& pod, const api::ResourceList& req) {
   sched::DeviceRequest r;
-  const api::ResourceList req = api::PodRequests(pod.spec);
   auto get = [&](std::string_view name) -> int64_t {
     auto it = req.find(std::string(name));
     return it == req.end() ? 0 : it->second.Value();
@@ -421,7 +422,8 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
   if (t.role.empty())
     if (auto it = pod.metadata.labels.find(std::string(api::kTaskSpecKey)); it != pod.metadata.labels.end())
       t.role = it->second;
-  api::ResourceList requests = api::PodRequests(pod.spec);
+  const api::ResourceList all_requests = api::PodRequests(pod.spec);
+  api::ResourceList requests = all_requests;
   // A percentage of each card's memory is no quantity a node holds: the card model accounts for it
   // (DeviceRequest::memory_percent), and no device plugin advertises it.
   requests.erase(std::string(api::kVgpuMemoryPercentageResource));
@@ -488,7 +490,7 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();
   t.nominated_node = pod.status.nominated_node_name;
   t.controller = SpreadControllerOf(pod);
-  t.devices = ToDeviceRequest(pod);
+  t.devices = ToDeviceRequest(pod, all_requests);
   if (!t.devices.empty() && !t.node.empty()) t.cards = CardsOfPod(pod);
   return t;
 }

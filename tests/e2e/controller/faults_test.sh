@@ -22,7 +22,6 @@ source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 trap 'stop_roles' EXIT
-sub() { awk -v a="${!1}" -v b="${!2}" 'BEGIN {printf "%.2f", a - b}'; }  # sub <var> <var>: $1 - $2
 k() { "$KUBECTL" --request-timeout 20s "$@"; }
 NS=default
 

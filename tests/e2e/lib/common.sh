@@ -5,6 +5,8 @@ KUBECTL=${KUBECTL:-kubectl}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "--- $*" >&2; }
+# sub <var> <var>: the difference of two shell variables holding decimal seconds (`date +%s.%N`), to 0.01.
+sub() { awk -v a="${!1}" -v b="${!2}" 'BEGIN {printf "%.2f", a - b}'; }
 
 # wait_until <what> <timeout-s> <cmd...>: polls cmd every 0.5s until it succeeds or the deadline passes.
 wait_until() {

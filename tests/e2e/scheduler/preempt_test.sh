@@ -76,8 +76,8 @@ wait_until "4 high pods Running" 120 high_running || {
 evict_events() { k get events --field-selector reason=Evict -o jsonpath='{range .items[*]}{.involvedObject.kind}{"\n"}{end}'; }
 has_events() { [ "$(evict_events | grep -c '^Pod$' || true)" -ge 4 ] && evict_events | grep -q '^PodGroup$'; }
 wait_until "Evict events on pods and the PodGroup" 30 has_events || fail "Evict events: $(evict_events | sort | uniq -c | tr '\n' ' ')"
-k get events --field-selector reason=Evict -o jsonpath='{.items[0].message}' | grep -q "for default/high" ||
-  fail "Evict event message does not name the preemptor: $(k get events --field-selector reason=Evict -o jsonpath='{.items[0].message}')"
+evict_msg=$(k get events --field-selector reason=Evict -o jsonpath='{.items[0].message}')
+grep -q "for default/high" <<<"$evict_msg" || fail "Evict event message does not name the preemptor: $evict_msg"
 note "2. high: 4/4 Running after evicting 4 low pods; low keeps 12 Running; Evict events present"
 
 # --------------------------------------------------------------------------- 3. no further evictions

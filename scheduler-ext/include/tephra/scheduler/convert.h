@@ -36,15 +36,18 @@ api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRe
 sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg,
                            const api::AscendDeviceInfo* ascend_info = nullptr);
 
-// Device-level placement (docs/devices.md). A node's cards, from its Ascend capacity and `accelerator-type`
-// label, or from the Volcano vGPU device plugin's registration; empty when neither is there.
 // Whether Tephra's scheduler keeps batch pods off a node: the fault controller marked it faulted
 // (tephra.io/fault) or healed it less than --fault-avoid-seconds ago (tephra.io/fault-avoid-until).
 bool FaultAvoided(const api::ObjectMeta& node, sched::WallTime now);
+
+// Device-level placement (docs/devices.md). A node's cards, from its Ascend capacity and `accelerator-type`
+// label, or from the Volcano vGPU device plugin's registration; empty when neither is there.
 sched::NodeDevices ToNodeDevices(const api::Node& node, const api::AscendDeviceInfo* ascend_info = nullptr);
 // What the pod asks of a node's cards: huawei.com/Ascend910 whole cards, or volcano.sh/vgpu-number shared
 // cards with vgpu-memory (MiB) and vgpu-cores (percent) each.
 sched::DeviceRequest ToDeviceRequest(const api::Pod& pod);
+// The same, with the pod's requests (api::PodRequests) already summed: ToTaskInfo sums them once per pod.
+sched::DeviceRequest ToDeviceRequest(const api::Pod& pod, const api::ResourceList& requests);
 // The cards a placed pod holds, from the annotations the binder wrote (the Ascend plugin's own record of the
 // cards it mounted, huawei.com/AscendReal, when present).
 std::vector<std::string> CardsOfPod(const api::Pod& pod);
