@@ -172,6 +172,49 @@ SimAnnotations ParseSimAnnotations(const PodView& pod) {
   return out;
 }
 
+namespace {
+
+// The status write of a pod whose containers all ended: each with its exit code (and `message`, when not
+// empty), the pod Failed when one of them failed, else Succeeded.
+template <typename CodeOf>
+PodPlan FinishedPlan(const PodView& pod, const std::string& now, CodeOf code_of, const std::string& message) {
+  bool failed = false;
+  json cs = json::array();
+  const std::string started = pod.start_time.empty() ? now : pod.start_time;
+  for (const ContainerView& c : pod.containers) {
+    const int code = code_of(c);
+    failed = failed || code != 0;
+    json terminated = {{"exitCode", code},
+                       {"reason", code == 0 ? "Completed" : "Error"},
+                       {"startedAt", started},
+                       {"finishedAt", now},
+                       {"containerID", ContainerId(pod, c.name)}};
+    if (!message.empty()) terminated["message"] = message;
+    cs.push_back({{"name", c.name},
+                  {"image", c.image},
+                  {"imageID", c.image},
+                  {"containerID", ContainerId(pod, c.name)},
+                  {"ready", false},
+                  {"started", false},
+                  {"restartCount", 0},
+                  {"state", {{"terminated", std::move(terminated)}}}});
+  }
+  const char* phase = failed ? "Failed" : "Succeeded";
+  json status = {{"phase", phase},
+                 {"conditions", json::array({Condition("Initialized", true, now, "PodCompleted"),
+                                             Condition("Ready", false, now, "PodCompleted"),
+                                             Condition("ContainersReady", false, now, "PodCompleted"),
+                                             ScheduledCondition(pod, now)})},
+                 {"containerStatuses", std::move(cs)}};
+  PodPlan plan;
+  plan.action = PodPlan::Action::kWriteStatus;
+  plan.new_phase = phase;
+  plan.status_patch = {{"metadata", {{"uid", pod.uid}}}, {"status", std::move(status)}};
+  return plan;
+}
+
+}  // namespace
+
 PodPlan PlanPod(const PodView& pod, const PodPlanContext& ctx) {
   PodPlan plan;
   SimAnnotations sim = ParseSimAnnotations(pod);
@@ -257,72 +300,13 @@ PodPlan PlanPod(const PodView& pod, const PodPlanContext& ctx) {
       return plan;
     }
   }
-  bool failed = false;
-  json cs = json::array();
-  const std::string started = pod.start_time.empty() ? now : pod.start_time;
-  for (const ContainerView& c : pod.containers) {
-    int code = sim.exit_codes[c.name];
-    failed = failed || code != 0;
-    cs.push_back({{"name", c.name},
-                  {"image", c.image},
-                  {"imageID", c.image},
-                  {"containerID", ContainerId(pod, c.name)},
-                  {"ready", false},
-                  {"started", false},
-                  {"restartCount", 0},
-                  {"state",
-                   {{"terminated",
-                     {{"exitCode", code},
-                      {"reason", code == 0 ? "Completed" : "Error"},
-                      {"startedAt", started},
-                      {"finishedAt", now},
-                      {"containerID", ContainerId(pod, c.name)}}}}}});
-  }
-  const char* phase = failed ? "Failed" : "Succeeded";
-  json status = {{"phase", phase},
-                 {"conditions", json::array({Condition("Initialized", true, now, "PodCompleted"),
-                                             Condition("Ready", false, now, "PodCompleted"),
-                                             Condition("ContainersReady", false, now, "PodCompleted"),
-                                             ScheduledCondition(pod, now)})},
-                 {"containerStatuses", cs}};
-  plan.action = PodPlan::Action::kWriteStatus;
-  plan.new_phase = phase;
-  plan.status_patch = {{"metadata", {{"uid", pod.uid}}}, {"status", std::move(status)}};
-  return plan;
+  PodPlan finished = FinishedPlan(pod, now, [&](const ContainerView& c) { return sim.exit_codes[c.name]; }, "");
+  finished.problems = std::move(plan.problems);
+  return finished;
 }
 
-PodPlan DeviceFailurePlan(const PodView& pod, const std::string& error, WallTime now_time) {
-  const std::string now = core::FormatRfc3339(now_time);
-  const std::string started = pod.start_time.empty() ? now : pod.start_time;
-  json cs = json::array();
-  for (const ContainerView& c : pod.containers)
-    cs.push_back({{"name", c.name},
-                  {"image", c.image},
-                  {"imageID", c.image},
-                  {"containerID", ContainerId(pod, c.name)},
-                  {"ready", false},
-                  {"started", false},
-                  {"restartCount", 0},
-                  {"state",
-                   {{"terminated",
-                     {{"exitCode", 1},
-                      {"reason", "Error"},
-                      {"message", error},
-                      {"startedAt", started},
-                      {"finishedAt", now},
-                      {"containerID", ContainerId(pod, c.name)}}}}}});
-  PodPlan plan;
-  plan.action = PodPlan::Action::kWriteStatus;
-  plan.new_phase = "Failed";
-  plan.status_patch = {{"metadata", {{"uid", pod.uid}}},
-                       {"status",
-                        {{"phase", "Failed"},
-                         {"conditions", json::array({Condition("Initialized", true, now, "PodCompleted"),
-                                                     Condition("Ready", false, now, "PodFailed"),
-                                                     Condition("ContainersReady", false, now, "PodFailed"),
-                                                     ScheduledCondition(pod, now)})},
-                         {"containerStatuses", std::move(cs)}}}};
-  return plan;
+PodPlan DeviceFailurePlan(const PodView& pod, const std::string& error, WallTime now) {
+  return FinishedPlan(pod, core::FormatRfc3339(now), [](const ContainerView&) { return 1; }, error);
 }
 
 }  // namespace tephra::nodesim

@@ -461,14 +461,17 @@ TEST(FaultReconciler, RecordsOnTheNodeAndDeletesWithTheUidPrecondition) {
   kube::Informer<api::Pod> pods(fc);
   kube::Informer<api::PodGroup> groups(fc);
   FaultReconciler::AddIndexers(pods);
+  auto options = [&](kube::metrics::Registry* reg) {
+    FaultReconcilerOptions o;
+    o.client = fc;
+    o.nodes = &nodes;
+    o.pods = &pods;
+    o.pod_groups = &groups;
+    o.registry = reg;
+    return o;
+  };
   kube::metrics::Registry reg;
-  FaultReconcilerOptions o;
-  o.client = fc;
-  o.nodes = &nodes;
-  o.pods = &pods;
-  o.pod_groups = &groups;
-  o.registry = &reg;
-  FaultReconciler r(std::move(o));
+  FaultReconciler r(options(&reg));
   kube::ControllerOptions co;
   co.name = "fault-controller";
   kube::Controller controller(std::move(co), &r);  // not started: only its handlers are wanted
@@ -534,13 +537,7 @@ TEST(FaultReconciler, RecordsOnTheNodeAndDeletesWithTheUidPrecondition) {
   ASSERT_TRUE(fc->Update(api::PodGroup::Resource(), "ns", *left).ok());
   EXPECT_EQ(wait_condition("True/Recovered"), "True/Recovered");
   kube::metrics::Registry reg2;
-  FaultReconcilerOptions o2;
-  o2.client = fc;
-  o2.nodes = &nodes;
-  o2.pods = &pods;
-  o2.pod_groups = &groups;
-  o2.registry = &reg2;
-  FaultReconciler restarted(std::move(o2));
+  FaultReconciler restarted(options(&reg2));
   res = restarted.Reconcile("pg/ns/train-pg");
   EXPECT_TRUE(res.status.ok()) << res.status;
   EXPECT_EQ(wait_condition("False/Recovered"), "False/Recovered");
