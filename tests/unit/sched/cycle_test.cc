@@ -185,6 +185,40 @@ TEST(Cycle, ReplacementAfterANodeLossStaysInTheGangsLeaf) {
   EXPECT_EQ(LeavesOf(c, "ns/train"), (std::set<std::string>{"l3"}));
 }
 
+TEST(Cycle, ReplacementPrefersTheGangsLeafWithoutNetworkTopology) {
+  // docs/faults.md: a job that declared no topology but runs in one leaf gets its replacement there when the
+  // leaf has room; when it has none, the replacement goes anywhere rather than wait.
+  Cluster c;
+  c.Queue("default");
+  BuildFabric(c);
+  Resource full = Resource::CpuMem(8000, 64 * kGi).With(c.gpu(), 8);
+  JobInfo j = c.Job("train", 3);
+  c.AddJob(j);
+  for (int i = 0; i < 3; ++i) {
+    TaskInfo t = c.Pod(j, i, full);
+    t.status = TaskStatus::kRunning;
+    t.node = "l3-n" + std::to_string(i);
+    c.st().UpsertPod(t);
+  }
+  c.Node("l3-n3", 64000, 512 * kGi, 8);  // a spare in the gang's leaf, last in the node order
+  const std::string lost = c.st().FindTask("train-0")->node;
+  c.st().RemovePod("train-0");
+  c.st().RemoveNode(lost);
+  c.st().UpsertPod(c.Pod(j, 3, full));
+  CycleResult r = c.Run();
+  ASSERT_EQ(r.binds.size(), 1u);
+  EXPECT_EQ(r.binds[0].node, "l3-n3");
+  // Another node of the leaf is lost and the leaf has no spare left: the replacement goes elsewhere.
+  c.st().BindSucceeded(r.binds[0].task_uid);
+  const std::string lost2 = c.st().FindTask("train-1")->node;
+  c.st().RemovePod("train-1");
+  c.st().RemoveNode(lost2);
+  c.st().UpsertPod(c.Pod(j, 4, full));
+  r = c.Run();
+  ASSERT_EQ(r.binds.size(), 1u);
+  EXPECT_NE(r.binds[0].node.substr(0, 2), "l3");
+}
+
 // A vcjob task with partitionPolicy as the controller writes its PodGroup: `partitions` x `size` pods labelled
 // with their partition, one subGroupPolicy keyed on the partition label.
 JobInfo Partitioned(Cluster& c, const std::string& name, int partitions, int size, int min_partitions, Resource req,

@@ -581,6 +581,16 @@ class Allocator {
       unplaced = PlaceWithTopology(job, q, tasks, stmt, &topo_error);
     } else if (!job.sub_group_policies.empty()) {
       unplaced = PlaceSubGroups(job, q, tasks, nullptr, stmt);
+    } else if (const std::vector<int>* leaf = GangLeaf(job, view)) {
+      // A gang that lost pods (a fault, an eviction) and whose placed pods all share one leaf: its
+      // replacements try that leaf first, then the whole cluster (docs/faults.md, "In the same domain"). A
+      // job with networkTopology has this as a rule; one without gets it as a preference.
+      unplaced = PlaceIn(job, q, tasks, leaf, stmt);
+      if (!ssn_.JobReady(job) && !ssn_.JobPipelined(job)) {
+        Discard(stmt);
+        queue_full_ = false;
+        unplaced = PlaceTasks(job, q, tasks, nullptr, stmt);
+      }
     } else {
       unplaced = PlaceTasks(job, q, tasks, nullptr, stmt);
     }
@@ -686,6 +696,24 @@ class Allocator {
       for (const auto& [negscore, name, nodes] : cands)
         if (fn(nodes)) return;
     }
+  }
+
+  // The nodes of the one leaf HyperNode that holds every placed pod of `job`; null when none is placed yet,
+  // they span leaves or a node in no leaf, or there are no HyperNodes.
+  const std::vector<int>* GangLeaf(const JobInfo& job, const HyperNodeView& view) {
+    if (view.empty() || job.ReadyCount() == 0) return nullptr;
+    const std::string* leaf = nullptr;
+    bool mixed = false;
+    st_.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
+      if (mixed || !OccupiesNode(t.status) || t.node.empty()) return;
+      auto it = view.leaf_of_node.find(st_.NodeIndex(t.node));
+      if (it == view.leaf_of_node.end()) mixed = true;
+      else if (!leaf) leaf = &it->second;
+      else if (*leaf != it->second) mixed = true;
+    });
+    if (mixed || !leaf) return nullptr;
+    auto e = view.entries.find(*leaf);
+    return e == view.entries.end() ? nullptr : &e->second.nodes;
   }
 
   // The first HyperNode where the gang becomes ready (or pipelined) wins: equivalent to scoring all dry runs
