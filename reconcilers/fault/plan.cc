@@ -119,6 +119,13 @@ const char* ModeName(JobFaultPolicy::Mode m) {
   return "";
 }
 
+// Plans again no later than `d` from now. The earliest wins: a NotReady still in its grace must be looked at
+// when the grace ends, even on a node that also waits for its avoidance window (a dead node sends no update
+// that would bring it back sooner).
+void RequeueWithin(Actions* a, std::chrono::milliseconds d) {
+  if (!a->requeue_after || *a->requeue_after > d) a->requeue_after = d;
+}
+
 // A failed pod on a faulted node counts as the fault's victim when it finished this long before the fault's
 // first sign or later: the pod may see its card go before the API does.
 constexpr std::chrono::seconds kFailedBeforeFault{60};
@@ -274,8 +281,7 @@ void AddAdmissionFailures(const Observed& o, const FaultConfig& cfg, Actions* a)
       a->fault_annotation ? a->fault_annotation->has_value() : o.node.metadata.annotations.count(kFaultAnnotation) > 0;
   if (!faulted && cfg.avoid_after_clear.count() > 0) {
     a->avoid_annotation = core::FormatRfc3339(o.now + cfg.avoid_after_clear);
-    const auto requeue = std::chrono::duration_cast<std::chrono::milliseconds>(cfg.avoid_after_clear);
-    if (!a->requeue_after || *a->requeue_after > requeue) a->requeue_after = requeue;
+    RequeueWithin(a, cfg.avoid_after_clear);
     node_message += "; Tephra's scheduler avoids the node until " + **a->avoid_annotation;
   }
   a->events.push_back({.type = "Warning", .reason = "FaultDetected", .message = node_message});
@@ -299,14 +305,14 @@ Actions PlanSignals(const Observed& o, const FaultConfig& cfg) {
       std::string message = "no fault signal any more (was: " + cur->second + ")";
       if (cfg.avoid_after_clear.count() > 0) {
         a.avoid_annotation = core::FormatRfc3339(o.now + cfg.avoid_after_clear);
-        a.requeue_after = cfg.avoid_after_clear;
+        RequeueWithin(&a, cfg.avoid_after_clear);
         message += "; Tephra's scheduler avoids the node until " + **a.avoid_annotation;
       }
       a.events.push_back({.type = "Normal", .reason = "FaultCleared", .message = message});
     } else if (auto until = ann.find(kAvoidUntilAnnotation); until != ann.end()) {
       core::Clock::WallTime t;
       if (!core::ParseRfc3339(until->second, &t) || t <= o.now) a.avoid_annotation = std::optional<std::string>();
-      else a.requeue_after = std::chrono::duration_cast<std::chrono::milliseconds>(t - o.now) + std::chrono::milliseconds(50);
+      else RequeueWithin(&a, std::chrono::duration_cast<std::chrono::milliseconds>(t - o.now) + std::chrono::milliseconds(50));
     }
     if (held != ann.end()) a.held_annotation = std::optional<std::string>();
     if (cordoned_by_us) a.cordon = false;
@@ -326,7 +332,7 @@ Actions PlanSignals(const Observed& o, const FaultConfig& cfg) {
                       std::to_string(cfg.budget_window.count()) + " s (limit " + std::to_string(limit) +
                       ", --fault-max-node-fraction): nothing is deleted or cordoned here until that drops"});
     }
-    a.requeue_after = std::chrono::seconds(10);
+    RequeueWithin(&a, std::chrono::seconds(10));
     return a;
   }
   if (held != ann.end()) a.held_annotation = std::optional<std::string>();

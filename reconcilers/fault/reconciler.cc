@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "tephra/api/codec.h"
 #include "tephra/api/labels.h"
@@ -12,6 +13,9 @@ namespace tephra::reconcilers::fault {
 namespace log = kube::log;
 
 namespace {
+
+// How long the controller trusts its own node write over a cache that does not show it yet.
+constexpr std::chrono::seconds kEchoWait{5};
 
 // What Detect reads: an update that changes none of it (a heartbeat) is not a reason to plan again.
 bool FaultInputsChanged(const api::Node& a, const api::Node& b) {
@@ -308,7 +312,7 @@ kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
       auto cached = node->metadata.annotations.find(kFaultAnnotation);
       const std::optional<std::string> seen =
           cached == node->metadata.annotations.end() ? std::nullopt : std::optional<std::string>(cached->second);
-      if (seen == w->second.first || o.now - w->second.second > std::chrono::seconds(5)) written_.erase(w);
+      if (seen == w->second.first || o.now - w->second.second > kEchoWait) written_.erase(w);
       else return kube::ReconcileResult::RequeueAfter(std::chrono::milliseconds(200));
     }
   }
@@ -325,9 +329,18 @@ kube::ReconcileResult FaultReconciler::Reconcile(const std::string& key) {
   }
   int acted = 0, marked = 0;
   const auto all = opts_.nodes->List();
+  // Marks this controller wrote that the cache has not brought back yet count too: two nodes planned
+  // 10 ms apart must not both take the last slot of the budget.
+  std::set<std::string> written_marks;
+  {
+    core::MutexLock l(mu_);
+    for (const auto& [name, w] : written_)
+      if (w.first && o.now - w.second <= kEchoWait) written_marks.insert(name);
+  }
   for (const auto& n : all) {
-    marked += n->metadata.annotations.count(kFaultAnnotation) > 0;
-    acted += CountsAgainstBudget(*n, opts_.config, o.now);
+    const bool cached = n->metadata.annotations.count(kFaultAnnotation) > 0;
+    marked += cached;
+    acted += CountsAgainstBudget(*n, opts_.config, o.now) || (!cached && written_marks.count(n->metadata.name));
   }
   o.nodes_total = static_cast<int>(all.size());
   o.nodes_acted = acted;

@@ -375,7 +375,14 @@ class Planner {
   Actions out_;
   std::set<std::string> victims_;
   bool retain_finished_ = false;
+  WallTime last_failure_{};  // when the latest Failed pod of the job ended (CountPods)
 };
+
+// A job whose pods have all ended, with too few successes, is Failed only this long after its last pod
+// failed: a pod that dies with its card (a CUDA error) often ends before the API shows the fault, and the
+// fault controller, once it sees the fault, deletes the pod so the job replaces it (docs/faults.md, "Pods
+// that failed with the fault"). Without the wait, a single-pod job would be over before that.
+constexpr std::chrono::seconds kFaultSettle{10};
 
 bool Planner::ApplyDefaults() {
   // A job that already has a phase was started by a controller that did not default (an older Tephra):
@@ -741,6 +748,7 @@ void Planner::Sync(bool initiate) {
 
 void Planner::CountPods() {
   st_.pending = st_.running = st_.succeeded = st_.failed = st_.terminating = st_.unknown = 0;
+  last_failure_ = WallTime{};
   st_.task_status_count.clear();
   for (const auto& t : job_.spec.tasks) {
     const std::string task = TaskName(t);
@@ -755,8 +763,13 @@ void Planner::CountPods() {
       if (ph == api::kPodPending || ph.empty()) ++st_.pending;
       else if (ph == api::kPodRunning) ++st_.running;
       else if (ph == api::kPodSucceeded) ++st_.succeeded;
-      else if (ph == api::kPodFailed) ++st_.failed;
-      else ++st_.unknown;
+      else if (ph == api::kPodFailed) {
+        ++st_.failed;
+        WallTime ended = ParseTime(p->metadata.creation_timestamp, WallTime{});
+        for (const auto& cs : p->status.container_statuses)
+          if (cs.state.terminated) ended = std::max(ended, ParseTime(cs.state.terminated->finished_at, ended));
+        last_failure_ = std::max(last_failure_, ended);
+      } else ++st_.unknown;
       ++st_.task_status_count[task].phase[ph.empty() ? Str(api::kPodPending) : ph];
     }
   }
@@ -780,6 +793,7 @@ void Planner::ApplyCheck(const Transition& t) {
         break;
       }
       if (st_.succeeded + st_.failed == total) {
+        bool failed = false;
         int32_t task_min_sum = 0;
         for (const auto& task : job_.spec.tasks) task_min_sum += api::TaskMinAvailable(task);
         if (job_.spec.min_available >= task_min_sum) {
@@ -791,15 +805,17 @@ void Planner::ApplyCheck(const Transition& t) {
               auto pit = it->second.phase.find(Str(api::kPodSucceeded));
               if (pit != it->second.phase.end()) ok = pit->second;
             }
-            if (ok < *task.min_available) {
-              SetPhase(&st_, Str(api::kJobPhaseFailed), now_str_);
-              return;
-            }
+            if (ok < *task.min_available) failed = true;
           }
         }
-        if (ms && st_.succeeded < *ms) SetPhase(&st_, Str(api::kJobPhaseFailed), now_str_);
-        else if (st_.succeeded >= job_.spec.min_available) SetPhase(&st_, Str(api::kJobPhaseCompleted), now_str_);
-        else SetPhase(&st_, Str(api::kJobPhaseFailed), now_str_);
+        if (!failed) failed = (ms && st_.succeeded < *ms) || st_.succeeded < job_.spec.min_available;
+        if (!failed) {
+          SetPhase(&st_, Str(api::kJobPhaseCompleted), now_str_);
+        } else if (last_failure_ != WallTime{} && obs_.now < last_failure_ + kFaultSettle) {
+          MinRequeue(&out_, last_failure_ + kFaultSettle - obs_.now);
+        } else {
+          SetPhase(&st_, Str(api::kJobPhaseFailed), now_str_);
+        }
         break;
       }
       if (st_.pending > total - job_.spec.min_available) SetPhase(&st_, Str(api::kJobPhasePending), now_str_);

@@ -363,6 +363,18 @@ TEST(FaultPlan, PodsRefusedAtAdmissionAreReplacedAndTheNodeAvoided) {
   EXPECT_TRUE(a.requeue_after.has_value());
 }
 
+TEST(FaultPlan, AGraceRecheckIsNotPushedBackByTheAvoidanceWindow) {
+  // A healed node, still avoided for 100 s, dies: its NotReady grace ends in 4 s, and a dead node sends no
+  // update that would bring it back before the window's end.
+  FaultConfig cfg;
+  api::Node n = Node("n1");
+  SetReady(n, "False", 1);
+  n.metadata.annotations[kAvoidUntilAnnotation] = core::FormatRfc3339(kNow + seconds(100));
+  Actions a = Plan(Obs(n), cfg);
+  ASSERT_TRUE(a.requeue_after.has_value());
+  EXPECT_LE(*a.requeue_after, std::chrono::milliseconds(4100));
+}
+
 TEST(FaultPlan, TheNodeBudgetHoldsNewFaultsAndSaysSoOnce) {
   FaultConfig cfg;
   cfg.max_node_fraction = 0.2;  // 2 of 10

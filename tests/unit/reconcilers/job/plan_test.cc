@@ -122,7 +122,31 @@ TEST(PlanTest, AllFinishedWithTooFewSuccessesFails) {
   World w = Started(MakeJob("j", {Task("worker", 2)}));
   w.obs.pods[0].status.phase = "Succeeded";
   w.obs.pods[1].status.phase = "Failed";
+  w.obs.now += std::chrono::seconds(10);  // past the fault settle time (kFaultSettle)
   Actions a = w.Plan();
+  ASSERT_TRUE(a.update_status);
+  EXPECT_EQ(a.update_status->state.phase, "Failed");
+}
+
+TEST(PlanTest, AFailureIsFinalOnlyOnceAFaultControllerCouldHaveSeenItsCause) {
+  // docs/faults.md: a pod that died with its card ends before the API shows the fault; the job waits 10 s
+  // before it is Failed, so the fault controller can replace the pod first.
+  World w = Started(MakeJob("j", {Task("worker", 1)}));
+  api::Pod& p = w.obs.pods[0];
+  p.metadata.creation_timestamp = core::FormatRfc3339(w.obs.now - std::chrono::seconds(600));
+  p.status.phase = "Failed";
+  api::ContainerStatus cs;
+  cs.name = "c";
+  cs.state.terminated.emplace();
+  cs.state.terminated->exit_code = 1;
+  cs.state.terminated->finished_at = core::FormatRfc3339(w.obs.now - std::chrono::seconds(3));
+  p.status.container_statuses.push_back(cs);
+  Actions a = w.Plan();
+  EXPECT_TRUE(!a.update_status || a.update_status->state.phase != "Failed");
+  ASSERT_TRUE(a.requeue_after.has_value());
+  EXPECT_EQ(*a.requeue_after, std::chrono::milliseconds(7000));
+  w.obs.now += std::chrono::seconds(7);
+  a = w.Plan();
   ASSERT_TRUE(a.update_status);
   EXPECT_EQ(a.update_status->state.phase, "Failed");
 }
@@ -151,7 +175,8 @@ TEST(PlanTest, MinSuccessMissedFails) {
   w.obs.pods[0].status.phase = "Succeeded";
   w.obs.pods[1].status.phase = "Succeeded";
   w.obs.pods[2].status.phase = "Failed";
-  EXPECT_EQ(w.Plan().update_status->state.phase, "Failed");
+    w.obs.now += std::chrono::seconds(10);  // past the fault settle time (kFaultSettle)
+EXPECT_EQ(w.Plan().update_status->state.phase, "Failed");
 }
 
 TEST(PlanTest, TaskWithExplicitMinAvailableShortOfSuccessesFails) {
@@ -160,7 +185,8 @@ TEST(PlanTest, TaskWithExplicitMinAvailableShortOfSuccessesFails) {
   w.FindPod("j-master-0")->status.phase = "Succeeded";
   w.FindPod("j-worker-0")->status.phase = "Succeeded";
   w.FindPod("j-worker-1")->status.phase = "Failed";
-  EXPECT_EQ(w.Plan().update_status->state.phase, "Failed");
+    w.obs.now += std::chrono::seconds(10);  // past the fault settle time (kFaultSettle)
+EXPECT_EQ(w.Plan().update_status->state.phase, "Failed");
 }
 
 TEST(PlanTest, TooManyPendingGoesBackToPending) {
