@@ -67,6 +67,16 @@ api::Pod BatchPod(const std::string& name, const std::string& node, const std::s
   return p;
 }
 
+// A batch pod on node g1 asking for `gpus` nvidia.com/gpu.
+api::Pod GpuPod(const std::string& name, int gpus) {
+  api::Pod p = BatchPod(name, "g1");
+  api::Container c;
+  c.name = "c";
+  c.resources.requests["nvidia.com/gpu"] = core::Quantity::FromUnits(gpus);
+  p.spec.containers.push_back(c);
+  return p;
+}
+
 Observed Obs(api::Node n, std::vector<api::Pod> pods = {}, int total = 10, int acted = 0) {
   Observed o;
   o.node = std::move(n);
@@ -229,16 +239,8 @@ TEST(FaultPlan, OnlyThePodsHoldingBadCardsAreStranded) {
   api::Node g = Node("g1");
   g.status.capacity["nvidia.com/gpu"] = core::Quantity::FromUnits(8);
   g.status.allocatable["nvidia.com/gpu"] = core::Quantity::FromUnits(7);
-  auto gpu_pod = [](const std::string& name, int gpus) {
-    api::Pod p = BatchPod(name, "g1");
-    api::Container c;
-    c.name = "c";
-    c.resources.requests["nvidia.com/gpu"] = core::Quantity::FromUnits(gpus);
-    p.spec.containers.push_back(c);
-    return p;
-  };
-  EXPECT_TRUE(Plan(Obs(g, {gpu_pod("a", 4), gpu_pod("b", 2)}), cfg).deletes.empty());  // 6 of 7 healthy: the bad one is idle
-  a = Plan(Obs(g, {gpu_pod("a", 4), gpu_pod("b", 4)}), cfg);  // 8 > 7: one of them holds it
+  EXPECT_TRUE(Plan(Obs(g, {GpuPod("a", 4), GpuPod("b", 2)}), cfg).deletes.empty());  // 6 of 7 healthy: the bad one is idle
+  a = Plan(Obs(g, {GpuPod("a", 4), GpuPod("b", 4)}), cfg);  // 8 > 7: one of them holds it
   EXPECT_EQ(a.deletes.size(), 2u);
 }
 
@@ -314,18 +316,10 @@ TEST(FaultPlan, PodsThatFailedAroundTheFaultAreReplacedOldFailuresAreNot) {
   g.status.allocatable["nvidia.com/gpu"] = core::Quantity::FromUnits(7);
   g.metadata.annotations[kSinceAnnotation] = Ago(5);
   g.metadata.annotations[kFaultAnnotation] = "DeviceUnhealthy:nvidia.com/gpu";
-  auto gpu_pod = [](const std::string& name, int gpus) {
-    api::Pod p = BatchPod(name, "g1");
-    api::Container c;
-    c.name = "c";
-    c.resources.requests["nvidia.com/gpu"] = core::Quantity::FromUnits(gpus);
-    p.spec.containers.push_back(c);
-    return p;
-  };
   // The pod on the bad card crashed: 4 of 7 healthy are asked for now, but the failed one was the victim.
-  api::Pod crashed = FailedAt(gpu_pod("a", 4), Ago(3));
-  api::Pod old = FailedAt(gpu_pod("old", 1), Ago(3600));
-  Actions a = Plan(Obs(g, {crashed, gpu_pod("b", 3), old}, 10, 1), cfg);
+  api::Pod crashed = FailedAt(GpuPod("a", 4), Ago(3));
+  api::Pod old = FailedAt(GpuPod("old", 1), Ago(3600));
+  Actions a = Plan(Obs(g, {crashed, GpuPod("b", 3), old}, 10, 1), cfg);
   ASSERT_EQ(a.deletes.size(), 1u);
   EXPECT_EQ(a.deletes[0].name, "a");
   EXPECT_EQ(a.deletes[0].grace_seconds, std::optional<int64_t>(0));  // nothing runs in it
