@@ -89,6 +89,10 @@ CycleResult Scheduler::RunCycle(WallTime now) {
     out.metrics.action_us[std::string(action->Name())] += ssn.NowUs() - ta;
   }
   ReleaseStuckGangs(ssn);
+  // Start estimates (docs/reservations.md): a round that reached every job replaces them; a yielded one only
+  // refreshes the jobs it reached.
+  if (!out.yielded) estimates_.clear();
+  for (const auto& e : out.estimates) estimates_[e.job] = e;
   ComputePositions(ssn);
   ssn.Close();
   WriteStatus(ssn);
@@ -162,6 +166,17 @@ std::string PositionText(int p, const std::string& queue) {
   return "position " + std::to_string(lo) + "-" + std::to_string(lo + bucket - 1) + " in queue " + queue;
 }
 
+// The start estimate after the position (docs/reservations.md), its time rounded up to `resolution` seconds so
+// the text moves by steps, not every cycle.
+std::string EstimateText(const StartEstimate& e, int64_t resolution) {
+  if (e.kind == StartEstimate::Kind::kUnknown) return "; no start estimate: " + e.why;
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(e.at.time_since_epoch()).count();
+  if (resolution > 1) secs = (secs + resolution - 1) / resolution * resolution;
+  const std::string at = core::FormatRfc3339(WallTime(std::chrono::seconds(secs)));
+  if (e.kind == StartEstimate::Kind::kLowerBound) return "; starts no earlier than " + at;
+  return "; estimated start " + at + " (reserved on " + std::to_string(e.nodes.size()) + " node(s))";
+}
+
 const PodGroupCondition* FindCondition(const std::vector<PodGroupCondition>& cs, const char* type) {
   for (const auto& c : cs)
     if (c.type == type) return &c;
@@ -189,8 +204,15 @@ void Scheduler::ComputePositions(Session& ssn) {
     if (e == emitted_pg_.end()) continue;  // its first write carries the position anyway
     const JobInfo* j = state_.FindJob(key);
     const PodGroupCondition* q = FindCondition(e->second.conditions, kQueued);
-    if (j && (!q || q->message != PositionText(pos, j->queue))) refresh_dirty_.insert(key);
+    if (j && (!q || q->message != QueuedText(key, pos, j->queue))) refresh_dirty_.insert(key);
   }
+}
+
+std::string Scheduler::QueuedText(const std::string& key, int position, const std::string& queue) const {
+  std::string text = position > 0 ? PositionText(position, queue) : "waiting in queue " + queue;
+  auto e = estimates_.find(key);
+  if (e != estimates_.end()) text += EstimateText(e->second, conf_.core.estimate_resolution_seconds);
+  return text;
 }
 
 // -------------------------------------------------------------------------------------------- status
@@ -337,7 +359,7 @@ void Scheduler::WriteStatus(Session& ssn) {
     std::optional<PodGroupCondition> queued;
     if (waiting) {
       auto p = position_.find(key);
-      std::string text = p != position_.end() ? PositionText(p->second, j.queue) : "waiting in queue " + j.queue;
+      std::string text = QueuedText(key, p != position_.end() ? p->second : 0, j.queue);
       bool was_waiting = prev_queued && prev_queued->status == "True";
       if (was_waiting && prev_queued->message != text && !changed) {
         if (!may_refresh) {
@@ -378,6 +400,7 @@ void Scheduler::WriteStatus(Session& ssn) {
     if (state_.FindJob(key)) continue;
     emitted_pg_.erase(key);
     position_.erase(key);
+    estimates_.erase(key);
     refresh_dirty_.erase(key);
   }
   state_.ForEachQueue([&](const QueueInfo& q) {

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "actions.h"
+#include "tephra/sched/reservation.h"
 
 namespace tephra::sched::actions {
 
@@ -71,20 +72,33 @@ class Allocator {
     const int64_t slice = ssn_.has_clock() ? st_.options().allocate_slice_us : 0;
     const int64_t start_us = ssn_.NowUs();
     auto& tried = caches_.round_tried;
+    // With reservations on, a blocked gang that this cycle does not try (not admitted by enqueue yet, tried
+    // earlier in the round, or unchanged since it last failed) still takes its place in the order: it gets
+    // its reservation there, so the jobs behind it cannot take what it waits for (docs/reservations.md).
+    reserving_ = st_.options().reservation_depth > 0;
+    const bool reserving = reserving_;
     std::map<std::string, std::vector<const JobInfo*>> by_queue;
     st_.ForEachJob([&](const JobInfo& j) {
       if (j.Count(TaskStatus::kPending) - j.pending_best_effort <= 0) return;
-      if (enqueue_on && j.phase == PodGroupPhase::kPending) return;
+      bool reserve_only = false;
+      if (enqueue_on && j.phase == PodGroupPhase::kPending) {
+        if (!reserving_) return;
+        reserve_only = true;
+      }
       if (slice > 0) {
         // Tried earlier in this round and unchanged since: the round moves on to the jobs not reached yet.
         auto it = tried.find(j.key);
-        if (it != tried.end() && it->second == j.version) return;
+        if (it != tried.end() && it->second == j.version) {
+          if (!reserving) return;
+          reserve_only = true;
+        }
       }
       const auto& m = j.sched;
-      if (m.failed && retry > 0 && m.failed_version == j.version && m.failed_epoch == st_.capacity_epoch() &&
-          ssn_.cycle() - m.failed_cycle < static_cast<uint64_t>(retry)) {
+      if (!reserve_only && m.failed && retry > 0 && m.failed_version == j.version &&
+          m.failed_epoch == st_.capacity_epoch() && ssn_.cycle() - m.failed_cycle < static_cast<uint64_t>(retry)) {
         ++ssn_.result().metrics.jobs_skipped_clean;
-        return;
+        if (!reserving) return;
+        reserve_only = true;
       }
       if (!QueueAdmits(ssn_, j)) return;
       ValidateResult v = ssn_.JobValid(j);
@@ -93,6 +107,7 @@ class Allocator {
         return;
       }
       by_queue[j.queue].push_back(&j);
+      if (reserve_only) reserve_only_.insert(&j);
     });
     for (auto& [q, jobs] : by_queue)
       std::stable_sort(jobs.begin(), jobs.end(), [&](const JobInfo* a, const JobInfo* b) { return ssn_.JobLess(*a, *b); });
@@ -119,6 +134,10 @@ class Allocator {
         return;
       }
       const JobInfo* job = by_queue[best->name][next[best->name]++];
+      if (reserve_only_.count(job)) {
+        Reserve(*job, *best);
+        continue;
+      }
       AllocateJob(*job, *best);
       if (slice > 0) tried[job->key] = job->version;
     }
@@ -128,6 +147,93 @@ class Allocator {
   const std::map<std::string, ValidateResult>& invalid() const { return invalid_; }
 
  private:
+  // A node the current job may use: inside `allowed` (a domain; nullptr = all) and not closed to it by the
+  // reservations of the gangs ahead (reserve_mask_).
+  bool Allowed(const std::vector<char>* allowed, int slot) const {
+    const auto i = static_cast<size_t>(slot);
+    return (!allowed || (*allowed)[i]) && (!reserve_mask_ || (*reserve_mask_)[i]);
+  }
+
+  ReservationPlanner& Plan() {
+    if (!plan_)
+      plan_.emplace(st_, ssn_.now(), [this](const TaskInfo& t) -> const std::vector<int>& { return StaticFor(t).feasible; });
+    return *plan_;
+  }
+
+  // A gang that cannot start now (docs/reservations.md): the first CoreOptions::reservation_depth of them in
+  // allocate's order get a reservation, the next estimate_depth a lower bound on their start. Either way the
+  // estimate goes to the cycle's result.
+  void Reserve(const JobInfo& job, const QueueInfo& q) {
+    const auto& co = st_.options();
+    if (reserved_ >= co.reservation_depth && estimated_ >= co.estimate_depth) return;
+    std::vector<const TaskInfo*> tasks;
+    st_.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
+      if (t.status == TaskStatus::kPending && !t.scheduling_gated && !t.best_effort) tasks.push_back(&t);
+    });
+    const int need = job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined);
+    if (need <= 0 || tasks.empty()) return;  // the gang is whole: its extra pods wait like any other
+    std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*a, *b); });
+    if (static_cast<int>(tasks.size()) > need) tasks.resize(static_cast<size_t>(need));
+    StartEstimate e;
+    e.job = job.key;
+    e.queue = job.queue;
+    Resource want = q.allocated;
+    for (const TaskInfo* t : tasks) want += t->request;
+    if (!want.FitsIn(q.capability)) {
+      // Holding capacity for it would be holding it for nothing: its queue may not grow that far.
+      e.why = "its queue " + q.name + " may not hold the gang beside what it runs now (spec.capability)";
+      ssn_.result().estimates.push_back(std::move(e));
+      return;
+    }
+    ReservationPlanner::Domain domain;
+    if (job.network_topology.mode == TopologyMode::kHard) {
+      domain.hard_topology = true;
+      domain.max_tier = MaxTier(job.network_topology);
+    }
+    std::string why;
+    if (reserved_ < co.reservation_depth) {
+      auto found = Plan().Earliest(job, tasks, /*with_holds=*/true, domain, &why);
+      if (found) {
+        Plan().Reserve(job, *found);
+        ++reserved_;
+        e.kind = StartEstimate::Kind::kReserved;
+        e.at = found->start;
+        for (const auto& [slot, amount] : found->amounts) e.nodes.push_back(st_.NodeAt(slot).name);
+        e.why = "running pods end at their jobs' running estimates";
+      } else {
+        e.why = why;
+      }
+    } else {
+      ++estimated_;
+      // Gangs of the same shapes and size share one walk (a line of identical small jobs costs one).
+      std::string key = domain.hard_topology ? "h" + std::to_string(domain.max_tier) : "a";
+      std::map<uint32_t, int> shapes;
+      for (const TaskInfo* t : tasks) ++shapes[t->shape];
+      for (const auto& [shape, n] : shapes) key += ";" + std::to_string(shape) + "x" + std::to_string(n);
+      auto it = lower_bounds_.find(key);
+      if (it == lower_bounds_.end()) {
+        auto found = Plan().Earliest(job, tasks, /*with_holds=*/false, domain, &why);
+        it = lower_bounds_.emplace(key, std::make_pair(found ? std::optional<WallTime>(found->start) : std::nullopt, why)).first;
+      }
+      if (it->second.first) {
+        e.kind = StartEstimate::Kind::kLowerBound;
+        e.at = *it->second.first;
+        e.why = "the earliest it fits if no other waiting job goes first; it has no reservation (beyond the "
+                "reservation depth)";
+      } else {
+        e.why = it->second.second;
+      }
+    }
+    ssn_.result().estimates.push_back(std::move(e));
+  }
+
+  std::optional<ReservationPlanner> plan_;
+  const std::vector<char>* reserve_mask_ = nullptr;
+  bool reserving_ = false;
+  std::set<const JobInfo*> reserve_only_;  // blocked gangs this cycle places in the order without trying them
+  int reserved_ = 0, estimated_ = 0;
+  std::map<std::string, std::pair<std::optional<WallTime>, std::string>> lower_bounds_;
+
   struct Entry {
     double score;
     int rank;
@@ -200,7 +306,7 @@ class Allocator {
     g.fits.assign(st_.node_slots(), 0);
     g.fit_count = 0;
     for (int slot : sc.feasible) {
-      if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
+      if (!Allowed(allowed, slot)) continue;
       g.eligible[static_cast<size_t>(slot)] = 1;
       const NodeInfo& n = st_.NodeAt(slot);
       if (auto score = Evaluate(*g.rep, n)) {
@@ -218,9 +324,9 @@ class Allocator {
   std::map<std::string, int> Explain(const TaskInfo& t, const std::vector<char>* allowed) {
     const auto& sc = StaticFor(t);
     std::map<std::string, int> reasons;
-    if (!allowed) reasons = sc.reasons;
+    if (!allowed && !reserve_mask_) reasons = sc.reasons;
     for (int slot : sc.feasible) {
-      if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
+      if (!Allowed(allowed, slot)) continue;
       const NodeInfo& n = st_.NodeAt(slot);
       std::string r = ResourceReason(st_, t, n.Idle());
       if (r.empty()) r = ssn_.DynamicFit(t, n).Text();
@@ -240,7 +346,7 @@ class Allocator {
                                     const std::vector<char>* allowed, Statement& stmt) {
     std::map<std::pair<uint32_t, std::string>, Group> local;
     std::set<Group*> failed;  // groups that failed during this call: nothing frees up meanwhile
-    const bool may_share = allowed == nullptr && !ssn_.JobDependentScore(job) && st_.anti_affinity_pods() == 0 &&
+    const bool may_share = allowed == nullptr && reserve_mask_ == nullptr && !ssn_.JobDependentScore(job) && st_.anti_affinity_pods() == 0 &&
                            st_.pod_affinity_pods() == 0 && st_.spread_pods() == 0;
     // A placement on one node can close other nodes of its domain (anti-affinity), or open them (affinity);
     // for topology spread it can do both.
@@ -418,7 +524,7 @@ class Allocator {
       base->version.resize(st_.node_slots(), 0);
     }
     for (int slot : sc.feasible) {
-      if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
+      if (!Allowed(allowed, slot)) continue;
       const NodeInfo& n = st_.NodeAt(slot);
       if (!t.request.FitsIn(n.Idle()) || !ssn_.DynamicFit(t, n).ok()) continue;
       scan_slots_.push_back(slot);
@@ -446,7 +552,7 @@ class Allocator {
     *pipelined = false;
     if (best >= 0) return scan_slots_[static_cast<size_t>(best)];
     for (int slot : sc.feasible) {
-      if (allowed && !(*allowed)[static_cast<size_t>(slot)]) continue;
+      if (!Allowed(allowed, slot)) continue;
       const NodeInfo& n = st_.NodeAt(slot);
       if (t.request.FitsIn(n.FutureIdle()) && ssn_.DynamicFit(t, n).ok()) {
         *pipelined = true;
@@ -568,6 +674,7 @@ class Allocator {
         memo.failed_version = job.version;
         memo.failed_epoch = st_.capacity_epoch();
         memo.failed_cycle = ssn_.cycle();
+        if (reserving_) Reserve(job, q);
         return;
       }
     }
@@ -576,25 +683,72 @@ class Allocator {
     std::vector<const TaskInfo*> unplaced;
     std::string topo_error;
     const auto& view = ssn_.hypernodes();
-    sub_group_error_.clear();
-    if (job.network_topology.mode != TopologyMode::kNone && !view.empty()) {
-      unplaced = PlaceWithTopology(job, q, tasks, stmt, &topo_error);
-    } else if (!job.sub_group_policies.empty()) {
-      unplaced = PlaceSubGroups(job, q, tasks, nullptr, stmt);
-    } else if (const std::vector<int>* leaf = GangLeaf(job, view)) {
-      // A gang that lost pods (a fault, an eviction) and whose placed pods all share one leaf: its
-      // replacements try that leaf first, then the whole cluster (docs/faults.md, "In the same domain"). A
-      // job with networkTopology has this as a rule; one without gets it as a preference.
-      unplaced = PlaceIn(job, q, tasks, leaf, stmt);
-      if (!ssn_.JobReady(job) && !ssn_.JobPipelined(job)) {
-        Discard(stmt);
-        queue_full_ = false;
+    // Reservations of the gangs ahead of this job: it may use a node they hold capacity on only where it
+    // leaves that capacity alone or ends before they start (docs/reservations.md).
+    std::vector<char> mask;
+    const std::optional<WallTime> end = plan_ ? plan_->EndOf(job) : std::nullopt;
+    reserve_mask_ = nullptr;
+    if (plan_ && plan_->has_reservations()) {
+      Resource smallest = tasks[0]->request;
+      for (const TaskInfo* t : tasks) smallest = smallest.Min(t->request);
+      mask.assign(st_.node_slots(), 1);
+      bool any = false;
+      for (int slot : st_.CandidateNodes())
+        if (!plan_->Admits(slot, smallest, end)) mask[static_cast<size_t>(slot)] = 0, any = true;
+      if (any) reserve_mask_ = &mask;
+    }
+    auto place = [&] {
+      sub_group_error_.clear();
+      queue_full_ = false;
+      if (job.network_topology.mode != TopologyMode::kNone && !view.empty()) {
+        unplaced = PlaceWithTopology(job, q, tasks, stmt, &topo_error);
+      } else if (!job.sub_group_policies.empty()) {
+        unplaced = PlaceSubGroups(job, q, tasks, nullptr, stmt);
+      } else if (const std::vector<int>* leaf = GangLeaf(job, view)) {
+        // A gang that lost pods (a fault, an eviction) and whose placed pods all share one leaf: its
+        // replacements try that leaf first, then the whole cluster (docs/faults.md, "In the same domain"). A
+        // job with networkTopology has this as a rule; one without gets it as a preference.
+        unplaced = PlaceIn(job, q, tasks, leaf, stmt);
+        if (!ssn_.JobReady(job) && !ssn_.JobPipelined(job)) {
+          Discard(stmt);
+          queue_full_ = false;
+          unplaced = PlaceTasks(job, q, tasks, nullptr, stmt);
+        }
+      } else {
         unplaced = PlaceTasks(job, q, tasks, nullptr, stmt);
       }
-    } else {
-      unplaced = PlaceTasks(job, q, tasks, nullptr, stmt);
+    };
+    place();
+    // The mask admits a node for the job's smallest pod; several pods on one node may together take what a
+    // reservation holds. Such nodes are closed to the job and it is placed once more.
+    // Closes the nodes where the statement takes more than the reservations leave; true if there were any.
+    auto close_overtaken = [&] {
+      std::map<int, Resource> took;
+      for (const auto& e : stmt.entries()) took[st_.NodeIndex(e.node)] += st_.FindTask(e.task_uid)->request;
+      bool over = false;
+      for (const auto& [slot, r] : took)
+        if (slot >= 0 && !plan_->Admits(slot, r, end)) mask[static_cast<size_t>(slot)] = 0, over = true;
+      return over;
+    };
+    if (reserve_mask_ && !stmt.empty() && close_overtaken()) {
+      Discard(stmt);
+      place();
+      if (!stmt.empty() && close_overtaken()) {
+        Discard(stmt);
+        topo_error = "the capacity it fits in is reserved for gangs ahead of it in the queue order";
+      }
     }
+    reserve_mask_ = nullptr;
     if (ssn_.JobReady(job)) {
+      if (plan_) {
+        std::vector<const TaskInfo*> placed;
+        for (const auto& e : stmt.entries()) {
+          const TaskInfo* t = st_.FindTask(e.task_uid);
+          placed.push_back(t);
+          plan_->Take(st_.NodeIndex(e.node), t->request, end);
+        }
+        plan_->Placed(job, placed);
+      }
       for (const auto& e : stmt.entries()) cluster_idle_ -= st_.FindTask(e.task_uid)->request;
       size_t before = ssn_.result().binds.size();
       stmt.Commit(&ssn_.result(), &ssn_.pipelined());
@@ -637,6 +791,7 @@ class Allocator {
     job.sched.failed_cycle = ssn_.cycle();
     job.sched.unschedulable = unsched;
     job.sched.message = msg;
+    if (reserving_) Reserve(job, q);
   }
 
   int MaxTier(const NetworkTopology& nt) const {

@@ -69,6 +69,18 @@ struct CoreOptions {
   int64_t queue_position_interval_ms = 2000;
   double position_writes_per_second = 20;
   int position_write_burst = 100;
+  // Reservations and time-limit backfill (docs/reservations.md). The first `reservation_depth` blocked gangs
+  // in allocate's order each get a reservation: the earliest time, and the capacity on each node, at which
+  // they fit, from the running pods' expected ends. A job behind them may start only where it leaves that
+  // capacity alone, or where it ends before the reservation starts. 0: off (Volcano's behaviour); 1: EASY
+  // backfill; more: conservative backfill up to that bound.
+  int reservation_depth = 0;
+  // Blocked gangs after the reserved ones that get a start-time estimate (a lower bound: the earliest time
+  // they would fit if no other waiting job went first). 0: only reserved gangs get one.
+  int estimate_depth = 100;
+  // Written start estimates are rounded up to this many seconds, so a waiting job's status is rewritten when
+  // its estimate moves by a step, not every cycle (Slurm's bf_resolution does the same). 0: exact seconds.
+  int64_t estimate_resolution_seconds = 30;
 };
 
 struct SchedulerConf {

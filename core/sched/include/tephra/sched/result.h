@@ -78,6 +78,24 @@ struct SchedEvent {
   std::string reason, message;
 };
 
+// When a waiting gang is expected to start (docs/reservations.md), as allocate worked it out this cycle.
+struct StartEstimate {
+  enum class Kind : uint8_t {
+    kReserved,    // it holds a reservation: it starts at `at` on `nodes` unless running pods overrun
+    kLowerBound,  // no reservation (beyond the reservation depth): it cannot start before `at`
+    kUnknown,     // no time can be given; `why` says what is missing
+  };
+  std::string job;  // "<ns>/<name>"
+  std::string queue;
+  Kind kind = Kind::kUnknown;
+  WallTime at{};
+  std::vector<std::string> nodes;  // kReserved: the nodes its reservation holds capacity on, by name
+  // What the estimate rests on, in words: "running pods end at their jobs' runningEstimate" or, for
+  // kUnknown, the reason there is none.
+  std::string why;
+};
+const char* StartEstimateKindName(StartEstimate::Kind k);
+
 struct CycleMetrics {
   // Durations in microseconds, measured with the injected clock (all zero when no clock was given).
   int64_t e2e_us = 0;
@@ -104,6 +122,9 @@ struct CycleResult {
   std::vector<PodGroupStatusUpdate> pod_groups;  // sorted by job key
   std::vector<QueueStatusUpdate> queues;         // sorted by queue name
   std::vector<SchedEvent> events;
+  // Blocked gangs allocate estimated a start for (reservations first), in its order. Empty when reservations
+  // are off (CoreOptions::reservation_depth 0) or nothing waits.
+  std::vector<StartEstimate> estimates;
   CycleMetrics metrics;
 };
 

@@ -67,6 +67,8 @@ class Scheduler {
   CycleResult RunCycle(WallTime now);
 
   uint64_t cycle() const { return cycle_; }
+  // The latest start estimates of waiting gangs (docs/reservations.md), by job key.
+  const std::map<std::string, StartEstimate>& estimates() const { return estimates_; }
 
   // Makes the next cycle emit the full desired status of every PodGroup and Queue again, even where it
   // equals what was last emitted (no Events are repeated). The process calls this periodically: the
@@ -85,6 +87,8 @@ class Scheduler {
   // for the JobOrder plugins.
   void ComputePositions(Session& ssn);
   void WriteStatus(Session& ssn);
+  // The Queued condition's message: the job's place in its queue (0: not known yet), then its start estimate.
+  std::string QueuedText(const std::string& key, int position, const std::string& queue) const;
 
   SchedulerConf conf_;
   PluginRegistry registry_;
@@ -103,6 +107,7 @@ class Scheduler {
   std::map<std::string, int> position_;
   std::set<std::string> refresh_dirty_;
   WallTime positions_at_{};
+  std::map<std::string, StartEstimate> estimates_;  // job key -> its latest start estimate
   double position_tokens_ = 0;
   WallTime tokens_at_{};
 };

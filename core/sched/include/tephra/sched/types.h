@@ -287,6 +287,10 @@ struct TaskInfo {
   bool scheduling_gated = false;  // spec.schedulingGates non-empty
   std::string nominated_node;
   uint64_t creation_index = 0;  // creation order (e.g. creationTimestamp then name), ties broken by uid
+  // When it began to hold its node (the pod's status.startTime; the caller may give the bind time before the
+  // kubelet reports one). Unset: taken as the current cycle's `now`. With its job's running estimate it gives
+  // the time the task is expected to free its node (docs/reservations.md).
+  WallTime start_time{};
   // ---- maintained by ClusterState ----
   bool best_effort = false;  // request.IsBestEffort()
   uint32_t shape = 0;        // interned scheduling shape: identical pod specs share predicate results
@@ -341,6 +345,11 @@ struct JobInfo {
   // task-topology annotations (volcano.sh/task-topology-affinity, -anti-affinity, -task-order)
   std::string task_topology_affinity, task_topology_anti_affinity, task_topology_order;
   WallTime creation_time{};
+  // Expected run time (vcjob spec.runningEstimate, carried on the PodGroup as the annotation
+  // tephra.io/running-estimate); 0 = not given, and then its queue's default applies (QueueInfo).
+  std::chrono::seconds running_estimate{0};
+  // Volcano's sla plugin: the PodGroup annotation volcano.sh/sla-waiting-time or sla-waiting-time; 0 = not set.
+  std::chrono::milliseconds sla_waiting_time{0};
   // No PodGroup object exists: a plain pod scheduled at once as a gang of one, under the key its PodGroup
   // will have when the controller creates it (docs/scheduler-process.md, "Plain pods"). Nothing is written
   // for it; the real PodGroup, arriving under the same key, takes over its phase, memos and status.
@@ -401,6 +410,10 @@ struct QueueInfo {
   bool reclaimable = true;
   int32_t priority = 0;
   std::string hierarchy, hierarchy_weights;  // volcano.sh/hierarchy annotations (drf enableHierarchy)
+  // Running estimates for its jobs (annotations tephra.io/default-running-estimate and
+  // tephra.io/max-running-estimate): the default for a job that gives none, and the cap on what a job may
+  // claim. 0 = none.
+  std::chrono::seconds default_running_estimate{0}, max_running_estimate{0};
   // ---- maintained by ClusterState ----
   Resource allocated;  // sum of job.allocated over its jobs
   Resource request;    // allocated + pending requests of its jobs
