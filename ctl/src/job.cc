@@ -125,8 +125,10 @@ void RegisterList(CLI::App* job, Runner& runner) {
       // One more list, only for the wide table: its start estimates live on the PodGroups.
       auto pgs = ListObjects(ctx, api::PodGroup::Resource(), ns);
       if (!pgs.ok()) return Fail(ctx, app, pgs.status());
-      for (auto& pg : *pgs)
-        pod_groups[Str(pg, "/metadata/namespace") + "/" + Str(pg, "/metadata/name")] = std::move(pg);
+      for (auto& pg : *pgs) {
+        std::string key = Str(pg, "/metadata/namespace") + "/" + Str(pg, "/metadata/name");
+        pod_groups[key] = std::move(pg);  // the key first: json's operator= takes its argument by value
+      }
     }
     PrintJobs(ctx.out, kept, f->all_namespaces, fmt == Format::kWide, pod_groups);
     return int{kExitOk};

@@ -50,7 +50,9 @@ void CompactPod(json* j) {
                                  api::kNetworkTopologyModeAnnotation, api::kNetworkTopologyHighestTierAnnotation,
                                  api::kAscend910Resource, std::string_view("huawei.com/AscendReal"),
                                  api::kVgpuIdsAnnotation, api::kGpuUseTypeAnnotation, api::kGpuNoUseTypeAnnotation,
-                                 api::kVgpuUseUuidAnnotation, api::kVgpuNoUseUuidAnnotation})
+                                 api::kVgpuUseUuidAnnotation, api::kVgpuNoUseUuidAnnotation,
+                                 api::kRunningEstimateAnnotation, api::kSlaWaitingTimeAnnotation,
+                                 api::kSlaWaitingTimeShortAnnotation})
         if (auto it = a->find(std::string(k)); it != a->end()) keep[std::string(k)] = *it;
       *a = std::move(keep);
     }
@@ -98,7 +100,8 @@ void CompactPod(json* j) {
   }
   if (auto st = j->find("status"); st != j->end() && st->is_object()) {
     json slim = json::object();
-    for (const char* k : {"phase", "nominatedNodeName"})
+    // startTime: with its job's running estimate, when the pod is expected to free its node (reservations).
+    for (const char* k : {"phase", "nominatedNodeName", "startTime"})
       if (st->contains(k)) slim[k] = (*st)[k];
     *st = std::move(slim);
   }

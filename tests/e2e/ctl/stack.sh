@@ -1,7 +1,8 @@
 # Shared by the ctl e2e scripts (sourced): lib/common.sh, a log and a work directory (the roles stop and the
 # work directory goes on exit), `k` (kubectl), and
-#   ctl_stack_up [scheduler flags...]   the CRDs, 2 simulated nodes x 4 cpu, the scheduler and the controller,
-#                                       and a `vcctl` symlink to the binary in $WORK.
+#   ctl_stack_up [scheduler flags...]   the CRDs, $CTL_NODES (2) simulated nodes x 4 cpu, the scheduler and the
+#                                       controller, and a `vcctl` symlink to the binary in $WORK; the scheduler's
+#                                       /metrics port in $SCHED_METRICS_PORT.
 # shellcheck source=../lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
@@ -14,18 +15,20 @@ ctl_stack_up() {
   k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
   crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
   wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
-  start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 2 --cpu 4 --gpus 0 ||
+  local nodes=${CTL_NODES:-2}
+  start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$nodes" --cpu 4 --gpus 0 ||
     fail "tephra nodesim did not start"
   node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
-  wait_until "2 nodes" 90 node_count 2 || fail "nodesim did not register nodes"
+  wait_until "$nodes nodes" 90 node_count "$nodes" || fail "nodesim did not register nodes"
   k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
   k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
   # Both roles also get the args Volcano's chart gives its own components (klog flags, --enable-*, the
   # controller list of a chart without hypernode discovery, the stray "2>&1"): they must start unchanged.
+  SCHED_METRICS_PORT=$(free_port)
   start_role scheduler "$LOGS/scheduler.log" --kubeconfig "$KUBECONFIG" --leader-elect=false "$@" \
     --logtostderr --enable-healthz=true --enable-metrics=true --enable-pprof=true --percentage-nodes-to-find=100 \
     -v=3 '2>&1' \
-    --listen-address "127.0.0.1:$(free_port)" --health-addr "127.0.0.1:$(free_port)" ||
+    --listen-address "127.0.0.1:$SCHED_METRICS_PORT" --health-addr "127.0.0.1:$(free_port)" ||
     fail "tephra scheduler did not start"
   start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --metrics-addr "127.0.0.1:$(free_port)" \
     --logtostderr --enable-healthz=true --enable-metrics=true --leader-elect=false \

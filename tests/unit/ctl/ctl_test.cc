@@ -137,10 +137,22 @@ TEST_F(CtlTest, JobListJsonAndYaml) {
 
 TEST_F(CtlTest, JobListWideAddsColumns) {
   SeedJobs();
+  // The start estimate comes from the job's PodGroup "<job>-<uid>" (docs/reservations.md).
+  auto train = fake_->Get(api::Job::Resource(), "default", "train");
+  ASSERT_TRUE(train.ok());
+  fake_->Seed(api::PodGroup::Resource(), json{{"metadata", {{"name", "train-" + train->at("metadata").value("uid", "")},
+                                                         {"namespace", "default"}}},
+                                          {"spec", {{"minMember", 3}}},
+                                          {"status", {{"phase", "Inqueue"},
+                                                      {"conditions", json::array({{{"type", "Queued"},
+                                                                                   {"status", "True"},
+                                                                                   {"message", "position 1 in queue default; estimated start 2023-11-14T23:00:00Z (reserved on 3 node(s))"}}})}}}});
   ASSERT_EQ(Run({"job", "list", "-o", "wide"}), 0);
   std::string first = out_.str().substr(0, out_.str().find('\n'));
   EXPECT_THAT(first, HasSubstr("RetryCount"));
   EXPECT_THAT(first, HasSubstr("Queue"));
+  EXPECT_THAT(first, HasSubstr("EstimatedStart"));
+  EXPECT_THAT(out_.str(), HasSubstr("2023-11-14T23:00:00Z"));
 }
 
 // ------------------------------------------------------------------------------------------------ job view

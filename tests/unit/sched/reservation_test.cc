@@ -258,6 +258,21 @@ TEST_F(Reservations, EnqueueAdmitsTheGangItCannotFitNowSoItCanBeReserved) {
   EXPECT_EQ(c_.st().FindJob("ns/big")->phase, PodGroupPhase::kInqueue);
 }
 
+TEST_F(Reservations, JobsBehindAGangAdmittedForItsReservationAreStillAdmitted) {
+  // The gang admitted past overcommit does not use up overcommit's budget: a short job behind it is admitted
+  // too (and then backfills, or not, by the reservation's rule).
+  FourNodes();
+  PendingBig(c_);
+  JobInfo s = c_.Job("short", 1);
+  s.running_estimate = 10s;
+  s.phase = PodGroupPhase::kPending;
+  s.min_resources = Gpus(8).With(kPods, 1);
+  c_.AddJob(s);
+  c_.Run();
+  EXPECT_EQ(c_.st().FindJob("ns/big")->phase, PodGroupPhase::kInqueue);
+  EXPECT_EQ(c_.st().FindJob("ns/short")->phase, PodGroupPhase::kInqueue);
+}
+
 TEST_F(NoReservations, OvercommitKeepsTheGangPendingWithoutReservations) {
   FourNodes();
   PendingBig(c_);

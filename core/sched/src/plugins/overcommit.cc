@@ -21,7 +21,11 @@ class OvercommitPlugin final : public Plugin {
       budget_.Set(i, static_cast<int64_t>(static_cast<double>(total.Get(i)) * factor_) - used.Get(i));
     inqueue_ = Resource();
     st.ForEachJob([&](const JobInfo& j) {
-      if (j.phase == PodGroupPhase::kInqueue && j.min_resources) inqueue_ += (*j.min_resources - j.allocated).ClampZero();
+      // A gang enqueue admitted past this budget to get a reservation (docs/reservations.md) does not count:
+      // its reservation, not this budget, keeps the jobs behind it off the capacity it waits for, and counting
+      // it would keep out the short jobs that may run before it.
+      if (j.phase == PodGroupPhase::kInqueue && j.min_resources && !j.sched.admitted_for_reservation)
+        inqueue_ += (*j.min_resources - j.allocated).ClampZero();
     });
     return core::Status::OK();
   }
@@ -39,7 +43,7 @@ class OvercommitPlugin final : public Plugin {
                 " after the running and admitted jobs; short by " + fmt.Format(Shortfall(need, room))};
   }
   void OnJobEnqueued(Session&, const JobInfo& j) override {
-    if (j.min_resources) inqueue_ += (*j.min_resources - j.allocated).ClampZero();
+    if (j.min_resources && !j.sched.admitted_for_reservation) inqueue_ += (*j.min_resources - j.allocated).ClampZero();
   }
 
  private:

@@ -62,7 +62,10 @@ class ProportionPlugin final : public Plugin {
       guarantees += q.guarantee;
     });
     st.ForEachJob([&](const JobInfo& j) {
-      if (j.phase != PodGroupPhase::kInqueue || !j.min_resources) return;
+      // A gang admitted for its reservation (docs/reservations.md) is held to its queue's capability when the
+      // reservation is made, and its reservation keeps the jobs behind it off its capacity: counting it here
+      // too would keep out the short jobs that may run before it.
+      if (j.phase != PodGroupPhase::kInqueue || !j.min_resources || j.sched.admitted_for_reservation) return;
       auto it = attrs_.find(j.queue);
       if (it != attrs_.end()) it->second.inqueue += (*j.min_resources - j.allocated).ClampZero();
     });
@@ -174,7 +177,8 @@ class ProportionPlugin final : public Plugin {
   }
   void OnJobEnqueued(Session&, const JobInfo& j) override {
     auto it = attrs_.find(j.queue);
-    if (it != attrs_.end() && j.min_resources) it->second.inqueue += (*j.min_resources - j.allocated).ClampZero();
+    if (it != attrs_.end() && j.min_resources && !j.sched.admitted_for_reservation)
+      it->second.inqueue += (*j.min_resources - j.allocated).ClampZero();
   }
 
  private:
