@@ -65,6 +65,17 @@ TEST(ValidateJobCreateTest, MinAvailableGreaterThanReplicas) {
   EXPECT_TRUE(ValidateJobCreate(job, Cluster()).empty());
 }
 
+TEST(ValidateJobCreateTest, RunningEstimateMustBeADuration) {
+  Job job = ValidJob();
+  job.spec.running_estimate = "2 hours";
+  ExpectOnly(ValidateJobCreate(job, Cluster()), "spec.runningEstimate",
+             "\"2 hours\" is not a duration (Go syntax, e.g. 90m, 2h30m, 45s)");
+  job.spec.running_estimate = "-5m";
+  ExpectOnly(ValidateJobCreate(job, Cluster()), "spec.runningEstimate", "must not be negative");
+  job.spec.running_estimate = "2h30m";
+  EXPECT_TRUE(ValidateJobCreate(job, Cluster()).empty());
+}
+
 TEST(ValidateJobCreateTest, TaskMinAvailableGreaterThanReplicas) {
   Job job = ValidJob();
   job.spec.tasks[1].min_available = 3;

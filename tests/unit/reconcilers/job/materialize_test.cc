@@ -125,6 +125,13 @@ TEST(MaterializeTest, PodGroupSpec) {
   EXPECT_EQ(sg.match_label_keys, std::vector<std::string>{"volcano.sh/partition-id"});
 }
 
+TEST(MaterializeTest, PodGroupCarriesTheRunningEstimateForTheScheduler) {
+  api::Job job = MakeJob("j", {Task("worker", 2)}, 2);
+  EXPECT_EQ(BuildPodGroup(job, {}).metadata.annotations.count("tephra.io/running-estimate"), 0u);
+  job.spec.running_estimate = "2h30m";
+  EXPECT_EQ(BuildPodGroup(job, {}).metadata.annotations.at("tephra.io/running-estimate"), "2h30m");
+}
+
 TEST(MaterializeTest, PodGroupMinResourcesCountsMinAvailablePods) {
   // 3 pods of 1 cpu / 1Gi each (job.minAvailable 3 = Σ task minAvailable).
   api::Job job = MakeJob("j", {Task("ps", 1), Task("worker", 4, 2)}, 3);
