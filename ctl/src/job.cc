@@ -368,7 +368,55 @@ struct RunFlags {
   std::string name, ns = "default", image = "busybox", requests = "cpu=1000m,memory=100Mi",
                     limits = "cpu=1000m,memory=100Mi", scheduler = "volcano", file, output;
   int min = 1, replicas = 1;
+  // What-if (docs/reservations.md): ask the scheduler when and where the job would start; create nothing.
+  bool test_only = false;
+  std::string scheduler_url, scheduler_service = "tephra-system/tephra-scheduler-service:8080";
 };
+
+// `job run --test-only`: the scheduler's answer for one job, Slurm's `sbatch --test-only` line in Tephra's words.
+int AskTestOnly(Context& ctx, const CLI::App* app, const RunFlags& f, Runner& runner, const json& job) {
+  kube::ClientPtr direct;
+  std::string path = "/v1/test-only";
+  kube::Client* client = &ctx.client;
+  if (!f.scheduler_url.empty()) {
+    auto c = runner.env().connect(ConnectionFlags{"", f.scheduler_url});
+    if (!c.ok()) return Fail(ctx, app, c.status());
+    direct = c->client;
+    client = direct.get();
+  } else {
+    // Through the API server's service proxy: needs create on services/proxy in the scheduler's namespace.
+    const size_t slash = f.scheduler_service.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == f.scheduler_service.size())
+      return Fail(ctx, app, core::InvalidArgumentError("--scheduler-service: want NAMESPACE/NAME:PORT, got \"" +
+                                                       f.scheduler_service + "\""));
+    path = "/api/v1/namespaces/" + f.scheduler_service.substr(0, slash) + "/services/" +
+           f.scheduler_service.substr(slash + 1) + "/proxy/v1/test-only";
+  }
+  auto r = client->Raw("POST", path, &job);
+  if (!r.ok()) {
+    return Fail(ctx, app,
+                core::Status(r.status().code(), "asking the scheduler (" +
+                                                    (f.scheduler_url.empty() ? "service " + f.scheduler_service
+                                                                             : f.scheduler_url) +
+                                                    "): " + r.status().message()));
+  }
+  if (f.output == "json") {
+    ctx.out << r->dump(2) << "\n";
+    return int{kExitOk};
+  }
+  const std::string who = Str(*r, "/job");
+  if (Str(*r, "/kind") == "unknown") {
+    ctx.out << "Job " << who << " has no start estimate: " << Str(*r, "/why") << "\n";
+    return int{kExitOk};
+  }
+  std::string nodes;
+  const json& list = At(*r, "/nodes");
+  if (list.is_array())
+    for (const auto& n : list) nodes += (nodes.empty() ? "" : ",") + n.get<std::string>();
+  ctx.out << "Job " << who << " to start at " << Str(*r, "/startTime") << " using " << Int(*r, "/pods")
+          << " pod(s) on nodes " << nodes << " in queue " << Str(*r, "/queue") << " (" << Str(*r, "/why") << ")\n";
+  return int{kExitOk};
+}
 
 // vcctl's PopulateResourceListV1: "cpu=1000m,memory=100Mi" -> {"cpu": "1", "memory": "100Mi"}.
 core::StatusOr<json> ResourceList(const std::string& spec) {
@@ -422,10 +470,20 @@ void RegisterRun(CLI::App* job, Runner& runner) {
   app->add_option("-L,--limits", f->limits, "the resource limit of the task")->capture_default_str();
   app->add_option("-S,--scheduler", f->scheduler, "the scheduler for this job")->capture_default_str();
   app->add_option("-f,--filename", f->file, "a Volcano Job manifest (YAML or JSON; several documents allowed)");
-  app->add_option("-o,--output", f->output, "name: print only the created job names")->check(CLI::IsMember({"name"}));
+  app->add_option("-o,--output", f->output, "name: print only the created job names; json: --test-only's answer")
+      ->check(CLI::IsMember({"name", "json"}));
+  app->add_flag("--test-only", f->test_only,
+                "Create nothing: ask the scheduler when and on which nodes the job would start if it were "
+                "submitted now (Slurm's sbatch --test-only; needs tephra scheduler --reservation-depth > 0 for "
+                "the running jobs' ends to be known)");
+  app->add_option("--scheduler-url", f->scheduler_url,
+                  "With --test-only: the scheduler's metrics address (http://host:port) to ask directly");
+  app->add_option("--scheduler-service", f->scheduler_service,
+                  "With --test-only: ask through the API server's service proxy, NAMESPACE/NAME:PORT")
+      ->capture_default_str();
   runner.OnRun(
       app, [f] { return f->name.empty() && f->file.empty() ? "job name cannot be left blank" : ""; },
-      [f, app, ns_opt](Context& ctx) {
+      [f, app, ns_opt, &runner](Context& ctx) {
         std::vector<json> jobs;
         if (!f->file.empty()) {
           auto docs = ReadManifests(f->file);
@@ -450,6 +508,10 @@ void RegisterRun(CLI::App* job, Runner& runner) {
           jobs.push_back(JobFromFlags(*f, *req, *lim));
         }
         for (const auto& j : jobs) {
+          if (f->test_only) {
+            if (int rc = AskTestOnly(ctx, app, *f, runner, j); rc != kExitOk) return rc;
+            continue;
+          }
           const std::string ns = Str(j, "/metadata/namespace");
           auto created = ctx.client.Create(JobRes(), ns, j);
           if (!created.ok()) return Fail(ctx, app, ctx.Explain(created.status(), "create", JobRes(), ns));

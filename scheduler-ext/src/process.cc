@@ -9,6 +9,9 @@
 #include <variant>
 
 #include "tephra/api/apps.h"
+#include "tephra/api/batch.h"
+#include "tephra/api/defaults.h"
+#include "tephra/api/duration.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/api/labels.h"
 #include "tephra/api/scheduling.h"
@@ -312,6 +315,7 @@ class SchedulerProcess::Impl {
   void Stop();
   void WithState(const std::function<void(sched::ClusterState&)>& fn);
   core::Status ServeExtender(kube::HttpServer& server);
+  core::StatusOr<std::string> TestOnly(const std::string& body);
   void CollectMetrics() {
     if (!writer_) return;
     const auto& st = writer_->stats();
@@ -1004,6 +1008,70 @@ void SchedulerProcess::Impl::RunOneCycle() {
   cycles.fetch_add(1);
 }
 
+core::StatusOr<std::string> SchedulerProcess::Impl::TestOnly(const std::string& body) {
+  json in = json::parse(body, nullptr, false);
+  if (in.is_discarded() || !in.is_object()) return core::InvalidArgumentError("the body is not a JSON object");
+  if (in.value("kind", "") != "Job" || in.value("apiVersion", "").rfind("batch.volcano.sh/", 0) != 0)
+    return core::InvalidArgumentError("the body is not a batch.volcano.sh Job");
+  auto decoded = api::FromJson<api::Job>(in);
+  if (!decoded.ok()) return decoded.status();
+  api::Job job = std::move(*decoded);
+  api::JobDefaultsConfig defaults;
+  defaults.scheduler_names = o_.scheduler_names;
+  defaults.default_queue = o_.default_queue;
+  api::MutateJob(&job, defaults);
+  if (job.metadata.namespace_.empty()) job.metadata.namespace_ = "default";
+  if (!job.spec.running_estimate.empty()) {
+    auto d = api::ParseGoDuration(job.spec.running_estimate);
+    if (!d.ok() || d->count() < 0)
+      return core::InvalidArgumentError("spec.runningEstimate: \"" + job.spec.running_estimate + "\" is not a duration");
+  }
+  // The PodGroup the job controller would make for it, read as the scheduler reads PodGroups.
+  api::PodGroup pg;
+  pg.metadata.name = job.metadata.name;
+  pg.metadata.namespace_ = job.metadata.namespace_;
+  pg.metadata.annotations = job.metadata.annotations;
+  if (!job.spec.running_estimate.empty())
+    pg.metadata.annotations[std::string(api::kRunningEstimateAnnotation)] = job.spec.running_estimate;
+  pg.spec.min_member = job.spec.min_available;
+  pg.spec.queue = job.spec.queue;
+  pg.spec.network_topology = job.spec.network_topology;
+  core::StatusOr<sched::StartEstimate> answer = core::InternalError("the scheduler did not answer");
+  int pods = 0;
+  sched::JobInfo j;
+  WithState([&](sched::ClusterState& st) {
+    j = ToJobInfo(pg, &st.resources(), o_.default_queue);
+    std::vector<sched::TaskInfo> tasks;
+    for (const auto& task : job.spec.tasks) {
+      for (int32_t i = 0; i < task.replicas; ++i) {
+        api::Pod pod;
+        pod.metadata = task.template_.metadata;
+        pod.metadata.namespace_ = j.ns;
+        pod.metadata.name = j.name + "-" + task.name + "-" + std::to_string(i);
+        pod.metadata.uid = "what-if-" + pod.metadata.name;
+        pod.spec = task.template_.spec;
+        if (pod.spec.scheduler_name.empty()) pod.spec.scheduler_name = job.spec.scheduler_name;
+        sched::TaskInfo t = ToTaskInfo(pod, &st.resources(), names_);
+        t.request.Set(sched::kPods, 1);  // as ClusterState adds on UpsertPod
+        t.job = j.key;
+        t.role = task.name;
+        t.status = sched::TaskStatus::kPending;
+        tasks.push_back(std::move(t));
+      }
+    }
+    pods = static_cast<int>(tasks.size());
+    answer = core_->WhatIf(j, std::move(tasks), clock_->WallNow());
+  });
+  if (!answer.ok()) return answer.status();
+  json out = {{"job", j.key}, {"queue", j.queue}, {"kind", sched::StartEstimateKindName(answer->kind)},
+              {"pods", pods}, {"why", answer->why}};
+  if (answer->kind != sched::StartEstimate::Kind::kUnknown) {
+    out["startTime"] = core::FormatRfc3339(answer->at);
+    out["nodes"] = answer->nodes;
+  }
+  return out.dump();
+}
+
 void SchedulerProcess::Impl::RunWithStateLocked(const std::function<void(sched::ClusterState&)>& fn) {
   // The function may intern resource names into the core's registry (the extender converts its pod there):
   // the converters are held off and any new name is copied back, so both registries keep agreeing.
@@ -1125,6 +1193,7 @@ void SchedulerProcess::Stop() { impl_->Stop(); }
 void SchedulerProcess::CollectMetrics() { impl_->CollectMetrics(); }
 void SchedulerProcess::WithState(const std::function<void(sched::ClusterState&)>& fn) { impl_->WithState(fn); }
 core::Status SchedulerProcess::ServeExtender(kube::HttpServer& server) { return impl_->ServeExtender(server); }
+core::StatusOr<std::string> SchedulerProcess::TestOnly(const std::string& body) { return impl_->TestOnly(body); }
 uint64_t SchedulerProcess::cycles() const { return impl_->cycles.load(); }
 int64_t SchedulerProcess::last_cycle_ms() const { return impl_->last_cycle_ms.load(); }
 SchedulerProcess::EventLatency SchedulerProcess::event_latency() const { return impl_->Latency(); }
@@ -1166,6 +1235,16 @@ int RunScheduler(const SchedulerOptions& o) {
   SchedulerProcess& proc = **proc_or;
 
   mgr.AddReadinessCheck("informers-synced", [&] { return proc.synced(); });
+  // What-if for `tephra ctl job run --test-only` (docs/reservations.md), beside /metrics.
+  mgr.AddPostHandler("/v1/test-only", [&](const kube::ServerRequest& req) {
+    if (!proc.synced()) return kube::ServerResponse{503, "text/plain; charset=utf-8", "the scheduler's caches are not synced yet\n"};
+    auto r = proc.TestOnly(req.body);
+    if (!r.ok()) {
+      const int code = r.status().code() == core::StatusCode::kInvalidArgument ? 400 : 500;
+      return kube::ServerResponse{code, "text/plain; charset=utf-8", r.status().message() + "\n"};
+    }
+    return kube::ServerResponse{200, "application/json", *r};
+  });
   mgr.AddCollector([&] { proc.CollectMetrics(); });
   // Unhealthy when the leader's loop stopped cycling (stuck), so a liveness probe restarts it.
   mgr.AddLivenessCheck("scheduling-loop", [&] {

@@ -15,6 +15,30 @@ std::chrono::seconds EffectiveEstimate(const JobInfo& job, const QueueInfo* queu
   return est.count() > 0 ? est : std::chrono::seconds{0};
 }
 
+int MaxTierFor(const NetworkTopology& nt, const HyperNodeView& view) {
+  int max_tier = view.by_tier.empty() ? 0 : view.by_tier.rbegin()->first;
+  if (!nt.highest_tier_name.empty()) {
+    auto it = view.tier_of_name.find(nt.highest_tier_name);
+    if (it != view.tier_of_name.end()) max_tier = it->second;
+  } else if (nt.highest_tier_allowed > 0) {
+    max_tier = nt.highest_tier_allowed;
+  }
+  return max_tier;
+}
+
+std::vector<const TaskInfo*> MissingMembers(const ClusterState& st, const JobInfo& job,
+                                            const std::function<bool(const TaskInfo&, const TaskInfo&)>& less) {
+  std::vector<const TaskInfo*> tasks;
+  const int need = job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined);
+  if (need <= 0) return tasks;
+  st.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
+    if (t.status == TaskStatus::kPending && !t.scheduling_gated && !t.best_effort) tasks.push_back(&t);
+  });
+  std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return less(*a, *b); });
+  if (static_cast<int>(tasks.size()) > need) tasks.resize(static_cast<size_t>(need));
+  return tasks;
+}
+
 namespace {
 
 // How many `req` fit in `avail` (every requested dimension); `req` is never best-effort here, but a request

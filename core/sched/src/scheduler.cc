@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 
+#include "tephra/sched/reservation.h"
+
 namespace tephra::sched {
 
 using core::Status;
@@ -91,7 +93,12 @@ CycleResult Scheduler::RunCycle(WallTime now) {
   ReleaseStuckGangs(ssn);
   // Start estimates (docs/reservations.md): a round that reached every job replaces them; a yielded one only
   // refreshes the jobs it reached.
-  if (!out.yielded) estimates_.clear();
+  if (!out.yielded) {
+    estimates_.clear();
+    reserved_order_.clear();
+    for (const auto& e : out.estimates)
+      if (e.kind == StartEstimate::Kind::kReserved) reserved_order_.push_back(e.job);
+  }
   for (const auto& e : out.estimates) estimates_[e.job] = e;
   ComputePositions(ssn);
   ssn.Close();
@@ -206,6 +213,90 @@ void Scheduler::ComputePositions(Session& ssn) {
     const PodGroupCondition* q = FindCondition(e->second.conditions, kQueued);
     if (j && (!q || q->message != QueuedText(key, pos, j->queue))) refresh_dirty_.insert(key);
   }
+}
+
+core::StatusOr<StartEstimate> Scheduler::WhatIf(const JobInfo& job, std::vector<TaskInfo> tasks, WallTime now) {
+  // Plugin instances of its own, as the extender has: opening a session must not touch the cycle's.
+  std::vector<PluginSlot> plugins;
+  std::vector<std::unique_ptr<Action>> actions;
+  TEPHRA_RETURN_IF_ERROR(Build(conf_, &plugins, &actions));
+  CycleResult scratch;
+  Session ssn(&state_, &conf_, &plugins, now, clock_, &scratch);
+  if (Status s = ssn.Open(); !s.ok()) {
+    ssn.Close();
+    return s;
+  }
+  // The state's tasks have interned shapes; the hypothetical ones get shapes of their own, one per request,
+  // above any the state hands out.
+  std::vector<const Resource*> requests;
+  for (auto& t : tasks) {
+    t.best_effort = t.request.IsBestEffort();
+    size_t i = 0;
+    while (i < requests.size() && !(*requests[i] == t.request)) ++i;
+    if (i == requests.size()) requests.push_back(&t.request);
+    t.shape = 0x80000000u + static_cast<uint32_t>(i);
+  }
+  std::map<uint32_t, std::vector<int>> feasible;
+  ReservationPlanner plan(state_, now, [&](const TaskInfo& t) -> const std::vector<int>& {
+    auto [it, fresh] = feasible.try_emplace(t.shape);
+    if (fresh)
+      for (int slot : state_.CandidateNodes())
+        if (ssn.StaticFit(t, state_.NodeAt(slot)).ok()) it->second.push_back(slot);
+    return it->second;
+  });
+  auto less = [&](const TaskInfo& a, const TaskInfo& b) { return ssn.TaskLess(a, b); };
+  auto domain = [&](const JobInfo& j) {
+    ReservationPlanner::Domain d;
+    if (j.network_topology.mode == TopologyMode::kHard) {
+      d.hard_topology = true;
+      d.max_tier = MaxTierFor(j.network_topology, state_.Topology());
+    }
+    return d;
+  };
+  std::string why;
+  for (const auto& key : reserved_order_) {
+    const JobInfo* j = state_.FindJob(key);
+    if (!j) continue;
+    if (auto f = plan.Earliest(*j, MissingMembers(state_, *j, less), true, domain(*j), &why)) plan.Reserve(*j, *f);
+  }
+  std::vector<const TaskInfo*> members;
+  for (const auto& t : tasks)
+    if (!t.best_effort) members.push_back(&t);
+  std::sort(members.begin(), members.end(), [&](const TaskInfo* a, const TaskInfo* b) { return less(*a, *b); });
+  if (job.min_member > 0 && members.size() > static_cast<size_t>(job.min_member))
+    members.resize(static_cast<size_t>(job.min_member));
+  StartEstimate e;
+  e.job = job.key;
+  e.queue = job.queue;
+  why.clear();
+  // Backfill first: a job that fits now where the reservations allow it (it leaves their capacity alone, or
+  // ends before they start) starts now.
+  if (auto now_fit = plan.Earliest(job, members, false, domain(job), &why); now_fit && now_fit->start == now) {
+    const auto end = plan.EndOf(job);
+    bool admitted = true;
+    for (const auto& [slot, amount] : now_fit->amounts) admitted = admitted && plan.Admits(slot, amount, end);
+    if (admitted) {
+      e.kind = StartEstimate::Kind::kReserved;
+      e.at = now;
+      for (const auto& [slot, amount] : now_fit->amounts) e.nodes.push_back(state_.NodeAt(slot).name);
+      e.why = "it fits now, beside the reservations";
+      ssn.Close();
+      return e;
+    }
+  }
+  why.clear();
+  if (auto f = plan.Earliest(job, members, true, domain(job), &why)) {
+    e.kind = StartEstimate::Kind::kReserved;
+    e.at = f->start;
+    for (const auto& [slot, amount] : f->amounts) e.nodes.push_back(state_.NodeAt(slot).name);
+    e.why = plan.reservations() > 0 ? "after the " + std::to_string(plan.reservations()) +
+                                          " gang(s) holding reservations; running pods end at their running estimates"
+                                    : "running pods end at their running estimates";
+  } else {
+    e.why = members.empty() ? "it has no pods that need resources" : why;
+  }
+  ssn.Close();
+  return e;
 }
 
 std::string Scheduler::QueuedText(const std::string& key, int position, const std::string& queue) const {

@@ -71,6 +71,24 @@ metric() { curl -fsS "http://127.0.0.1:$SCHED_METRICS_PORT/metrics" >"$WORK/metr
     awk -v want="$(epoch "$told")" '{ if ($2 + 0 >= want - 1 && $2 + 0 <= want) ok = 1 } END { exit !ok }'; }
 wait_until "the estimate as a metric" 30 metric ||
   fail "metric: $(grep tephra_job_estimated_start "$WORK/metrics" || echo none)"
+# What-if (sbatch --test-only): nothing is created; a 10-minute job would wait for big to be done (its 2m
+# estimate after its start), a 10 s one would start now beside the reservation.
+job whatif-long 1 4 10m 600 >"$WORK/whatif-long.yaml"
+vcctl job run --test-only -f "$WORK/whatif-long.yaml" --scheduler-url "http://127.0.0.1:$SCHED_METRICS_PORT" -o json \
+  >"$WORK/whatif.json" || fail "job run --test-only: $(cat "$WORK/whatif.json")"
+at=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["startTime"])' "$WORK/whatif.json") ||
+  fail "what-if gave no time: $(cat "$WORK/whatif.json")"
+off=$(( $(epoch "$at") - $(epoch "$told") - 120 ))
+[ "$off" -ge -1 ] && [ "$off" -le 1 ] || fail "what-if for a 10m job says $at, want big's start $told + 2m: $(cat "$WORK/whatif.json")"
+job whatif-short 1 2 10s 5 >"$WORK/whatif-short.yaml"
+vcctl job run --test-only -f "$WORK/whatif-short.yaml" --scheduler-url "http://127.0.0.1:$SCHED_METRICS_PORT" \
+  >"$WORK/whatif" || fail "job run --test-only: $(cat "$WORK/whatif")"
+grep -qE "^Job default/whatif-short to start at [0-9T:-]+Z using 1 pod\(s\) on nodes [a-z0-9-]+ in queue default" "$WORK/whatif" ||
+  fail "what-if for a 10 s job: $(cat "$WORK/whatif")"
+now_at=$(sed -E 's/.* to start at ([0-9T:-]+Z) .*/\1/' "$WORK/whatif")
+[ $(( $(epoch "$now_at") - $(date +%s) )) -le 2 ] || fail "a 10 s job would not start now: $(cat "$WORK/whatif")"
+if k get vcjob whatif-long whatif-short >/dev/null 2>&1; then fail "--test-only created a job"; fi
+cat "$WORK/whatif" >&2
 note "1. big reserved on 2 nodes from $told (runner-a ends ${off}s before that); why, list -o wide and the metric agree"
 
 # ------------------------------------------------------------------------ 2. who may use the held node now

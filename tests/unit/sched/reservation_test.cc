@@ -280,6 +280,33 @@ TEST_F(NoReservations, OvercommitKeepsTheGangPendingWithoutReservations) {
   EXPECT_EQ(c_.st().FindJob("ns/big")->phase, PodGroupPhase::kPending);
 }
 
+TEST_F(Reservations, WhatIfAnswersWhenAndWhereANewJobWouldStart) {
+  FourNodes();
+  Waiting("big", 2, 8, 600s);  // reserved: n0 + n3 from 100 s to 700 s
+  c_.Run();
+  auto ask = [&](const std::string& name, int pods, int gpus, std::chrono::seconds est) {
+    JobInfo j = c_.Job(name, pods);
+    j.running_estimate = est;
+    std::vector<TaskInfo> tasks;
+    for (int i = 0; i < pods; ++i) tasks.push_back(c_.Pod(j, i, Gpus(gpus)));
+    auto e = c_.s().WhatIf(j, tasks, kNow);
+    EXPECT_TRUE(e.ok()) << e.status();
+    return e.ok() ? *e : StartEstimate{};
+  };
+  // A 50 s job ends before big is due: it would start now, on the idle n3.
+  StartEstimate quick = ask("quick", 1, 8, 50s);
+  EXPECT_EQ(quick.kind, StartEstimate::Kind::kReserved);
+  EXPECT_EQ(quick.at, kNow);
+  EXPECT_EQ(quick.nodes, std::vector<std::string>{"n3"});
+  // An hour-long one waits for big to be done with n0 and n3 (700 s), before n1 and n2 free (1000 s).
+  StartEstimate slow = ask("slow", 1, 8, 3600s);
+  EXPECT_EQ(slow.kind, StartEstimate::Kind::kReserved);
+  EXPECT_EQ(slow.at, kNow + 700s);
+  // Nothing was added to the state.
+  EXPECT_EQ(c_.st().FindJob("ns/quick"), nullptr);
+  EXPECT_EQ(c_.st().FindTask("quick-0"), nullptr);
+}
+
 class Conservative : public Reservations {
  protected:
   Conservative() : Reservations(8) {}

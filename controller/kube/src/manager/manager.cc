@@ -190,6 +190,11 @@ void Manager::AddReadinessCheck(std::string name, std::function<bool()> ok) {
   ready_checks_.emplace_back(std::move(name), std::move(ok));
 }
 
+void Manager::AddPostHandler(std::string path, std::function<ServerResponse(const ServerRequest&)> handler) {
+  core::MutexLock l(mu_);
+  post_handlers_.emplace_back(std::move(path), std::move(handler));
+}
+
 void Manager::AddLivenessCheck(std::string name, std::function<bool()> ok) {
   core::MutexLock l(mu_);
   live_checks_.emplace_back(std::move(name), std::move(ok));
@@ -251,6 +256,10 @@ core::Status Manager::StartServers() {
   if (AddressOn(o_.metrics_address)) {
     metrics_srv_ = std::make_unique<HttpServer>();
     install(*metrics_srv_);
+    {
+      core::MutexLock l(mu_);
+      for (const auto& [path, handler] : post_handlers_) metrics_srv_->HandlePost(path, handler);
+    }
     if (auto s = metrics_srv_->Start(o_.metrics_address); !s.ok())
       return s.Annotate("serving /metrics on " + o_.metrics_address);
   }

@@ -166,14 +166,9 @@ class Allocator {
   void Reserve(const JobInfo& job, const QueueInfo& q) {
     const auto& co = st_.options();
     if (reserved_ >= co.reservation_depth && estimated_ >= co.estimate_depth) return;
-    std::vector<const TaskInfo*> tasks;
-    st_.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
-      if (t.status == TaskStatus::kPending && !t.scheduling_gated && !t.best_effort) tasks.push_back(&t);
-    });
-    const int need = job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined);
-    if (need <= 0 || tasks.empty()) return;  // the gang is whole: its extra pods wait like any other
-    std::sort(tasks.begin(), tasks.end(), [&](const TaskInfo* a, const TaskInfo* b) { return ssn_.TaskLess(*a, *b); });
-    if (static_cast<int>(tasks.size()) > need) tasks.resize(static_cast<size_t>(need));
+    std::vector<const TaskInfo*> tasks =
+        MissingMembers(st_, job, [&](const TaskInfo& a, const TaskInfo& b) { return ssn_.TaskLess(a, b); });
+    if (tasks.empty()) return;  // the gang is whole: its extra pods wait like any other
     StartEstimate e;
     e.job = job.key;
     e.queue = job.queue;
@@ -794,17 +789,7 @@ class Allocator {
     if (reserving_) Reserve(job, q);
   }
 
-  int MaxTier(const NetworkTopology& nt) const {
-    const auto& view = ssn_.hypernodes();
-    int max_tier = view.by_tier.empty() ? 0 : view.by_tier.rbegin()->first;
-    if (!nt.highest_tier_name.empty()) {
-      auto it = view.tier_of_name.find(nt.highest_tier_name);
-      if (it != view.tier_of_name.end()) max_tier = it->second;
-    } else if (nt.highest_tier_allowed > 0) {
-      max_tier = nt.highest_tier_allowed;
-    }
-    return max_tier;
-  }
+  int MaxTier(const NetworkTopology& nt) const { return MaxTierFor(nt, ssn_.hypernodes()); }
 
   // docs/volcano-behaviour.md, "Network-topology ordering": the HyperNodes a gang (a job, or one of its
   // sub-groups) may be tried in, in order: tier <= `max_tier`, smallest tier first, within a tier the best

@@ -132,6 +132,12 @@ class SchedulerProcess {
   void WithState(const std::function<void(sched::ClusterState&)>& fn);
   // The kube-scheduler extender API on `server`, evaluated on the state thread (docs/extender.md).
   core::Status ServeExtender(kube::HttpServer& server);
+  // What-if (`tephra ctl job run --test-only`, docs/reservations.md): `body` is a Volcano Job (JSON); the answer
+  // says when and on which nodes it would start if it were submitted now, without creating anything:
+  //   {"job": "ns/name", "queue": q, "kind": "reservation"|"unknown", "startTime": RFC 3339, "nodes": [...],
+  //    "pods": n, "why": "..."}
+  // InvalidArgument (the field) for a body that is not such a Job.
+  core::StatusOr<std::string> TestOnly(const std::string& body);
 
   // Copies the status writer's counters into the registry (a Manager collector).
   void CollectMetrics();

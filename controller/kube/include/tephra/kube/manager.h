@@ -40,6 +40,7 @@
 #include "tephra/kube/client.h"
 #include "tephra/kube/config.h"
 #include "tephra/kube/events.h"
+#include "tephra/kube/http_server.h"
 #include "tephra/kube/informer.h"
 #include "tephra/kube/log.h"
 #include "tephra/kube/metrics.h"
@@ -157,6 +158,9 @@ class Manager {
   void AddLivenessCheck(std::string name, std::function<bool()> ok);
   // Called before each /metrics exposition, to copy counters kept elsewhere into the registry.
   void AddCollector(std::function<void()> collect);
+  // A POST endpoint on the metrics server (the scheduler's what-if, docs/reservations.md), under the same
+  // address and options as /metrics. Call before Run.
+  void AddPostHandler(std::string path, std::function<ServerResponse(const ServerRequest&)> handler);
   // What /metrics serves: the collectors run, then the registry's exposition.
   std::string ScrapeMetrics();
 
@@ -195,6 +199,8 @@ class Manager {
   std::unique_ptr<EventRecorder> recorder_ TEPHRA_GUARDED_BY(mu_);
   std::string recorder_component_ TEPHRA_GUARDED_BY(mu_);
   std::vector<std::pair<std::string, std::function<bool()>>> ready_checks_ TEPHRA_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, std::function<ServerResponse(const ServerRequest&)>>> post_handlers_
+      TEPHRA_GUARDED_BY(mu_);
   std::vector<std::pair<std::string, std::function<bool()>>> live_checks_ TEPHRA_GUARDED_BY(mu_);
   std::vector<std::function<void()>> collectors_ TEPHRA_GUARDED_BY(mu_);
   bool stop_ TEPHRA_GUARDED_BY(mu_) = false;

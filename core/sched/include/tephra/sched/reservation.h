@@ -31,6 +31,13 @@ namespace tephra::sched {
 // A job's running estimate as planning uses it: its own (capped by its queue's maximum), else its queue's
 // default; 0 when neither is known.
 std::chrono::seconds EffectiveEstimate(const JobInfo& job, const QueueInfo* queue);
+// The highest HyperNode tier a gang with this network topology may use (its tier name or number, else the
+// top tier).
+int MaxTierFor(const NetworkTopology& nt, const HyperNodeView& view);
+// The gang's members still to place: its pending tasks (not gated, not best-effort) in `less` order, as many
+// as it lacks to reach minMember. Empty when it is whole.
+std::vector<const TaskInfo*> MissingMembers(const ClusterState& st, const JobInfo& job,
+                                            const std::function<bool(const TaskInfo&, const TaskInfo&)>& less);
 
 class ReservationPlanner {
  public:

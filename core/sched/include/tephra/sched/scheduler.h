@@ -67,6 +67,11 @@ class Scheduler {
   CycleResult RunCycle(WallTime now);
 
   uint64_t cycle() const { return cycle_; }
+  // What-if (Slurm's `sbatch --test-only`; docs/reservations.md): when and on which nodes a gang would start if
+  // it were submitted now, behind the gangs holding reservations (a conservative scheduler's answer). `job`
+  // and `tasks` (its pods, pending) are not added to the state; the state is not changed. Runs on the thread
+  // that owns the state, between cycles. An error when a plugin cannot open its session.
+  core::StatusOr<StartEstimate> WhatIf(const JobInfo& job, std::vector<TaskInfo> tasks, WallTime now);
   // The latest start estimates of waiting gangs (docs/reservations.md), by job key.
   const std::map<std::string, StartEstimate>& estimates() const { return estimates_; }
 
@@ -108,6 +113,7 @@ class Scheduler {
   std::set<std::string> refresh_dirty_;
   WallTime positions_at_{};
   std::map<std::string, StartEstimate> estimates_;  // job key -> its latest start estimate
+  std::vector<std::string> reserved_order_;         // gangs holding a reservation, in allocate's order
   double position_tokens_ = 0;
   WallTime tokens_at_{};
 };
