@@ -16,6 +16,7 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   auto* resync = new std::string("30s");
   auto* slice = new std::string("20ms");
   auto* position_interval = new std::string("2s");
+  auto* estimate_resolution = new std::string("30s");
   auto* listen = new std::string();
   // Volcano's scheduler defaults (2000/2000): the binds are paced by this bucket, and 50/s would make the
   // client, not the API server, the binding ceiling. Status writes and Events have clients of their own.
@@ -75,6 +76,22 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
                   "first); other status changes are never delayed by it")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app->add_option("--reservation-depth", o->reservation_depth,
+                  "Blocked gangs (in the queue order) that get a reservation: the earliest time and the nodes at "
+                  "which they fit, from running jobs' runningEstimate; jobs behind them start only where they "
+                  "leave that capacity alone or end before it is due. 0 = off (Volcano's behaviour), 1 = EASY "
+                  "backfill, more = conservative backfill (docs/reservations.md)")
+      ->check(CLI::Range(0, 10000))
+      ->capture_default_str();
+  app->add_option("--estimate-depth", o->estimate_depth,
+                  "Blocked gangs after the reserved ones that get a lower-bound start estimate (with "
+                  "--reservation-depth > 0)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  app->add_option("--estimate-resolution", *estimate_resolution,
+                  "Written start estimates are rounded up to this step, so a waiting PodGroup is rewritten when "
+                  "its estimate moves a step, not every cycle")
+      ->capture_default_str();
   app->add_option("--extender-address", o->extender_address,
                   "host:port serving the kube-scheduler extender API (filter, prioritize, bind; docs/extender.md); "
                   "default off");
@@ -112,6 +129,12 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
       *exit_code = 2;
       return;
     }
+    std::chrono::milliseconds resolution{0};
+    if (!parse("--estimate-resolution", *estimate_resolution, &resolution, true)) {
+      *exit_code = 2;
+      return;
+    }
+    o->estimate_resolution = std::chrono::ceil<std::chrono::seconds>(resolution);
     *exit_code = scheduler::RunScheduler(*o);
   });
 }

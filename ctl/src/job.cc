@@ -36,7 +36,24 @@ std::string JobType(const json& job) {
   return t.empty() ? std::string(api::kDefaultJobType) : t;
 }
 
-void PrintJobs(std::ostream& out, const std::vector<json>& jobs, bool all_namespaces, bool wide) {
+// The start estimate shown by `list -o wide`: from the Queued condition of the job's PodGroup (docs/reservations.md).
+std::string EstimatedStart(const json* pg) {
+  if (!pg) return "-";
+  const json& conds = At(*pg, "/status/conditions");
+  if (!conds.is_array()) return "-";
+  for (const auto& c : conds) {
+    if (c.value("type", "") != "Queued" || c.value("status", "") != "True") continue;
+    auto e = ParseStartEstimate(c.value("message", ""));
+    if (!e) return "-";
+    if (e->kind == "reservation") return e->at;
+    if (e->kind == "lower_bound") return ">=" + e->at;
+    return "unknown";
+  }
+  return "-";
+}
+
+void PrintJobs(std::ostream& out, const std::vector<json>& jobs, bool all_namespaces, bool wide,
+               const std::map<std::string, json>& pod_groups = {}) {
   // vcctl's getMaxLen: the longest name / namespace (at least the header) plus 3.
   int name_w = 4, ns_w = 9, queue_w = 5;
   for (const auto& j : jobs) {
@@ -50,7 +67,7 @@ void PrintJobs(std::ostream& out, const std::vector<json>& jobs, bool all_namesp
   std::string head = all_namespaces ? Sprintf("%-*s", ns_w, "Namespace") : "";
   head += Sprintf("%-*s%-15s%-12s%-12s%-12s%-6s%-10s%-10s%-12s%-10s%-12s%-10s", name_w, "Name", "Creation", "Phase",
                   "JobType", "Replicas", "Min", "Pending", "Running", "Succeeded", "Failed", "Unknown", "RetryCount");
-  if (wide) head += Sprintf("%-*s%-12s%-12s", queue_w, "Queue", "Terminating", "Version");
+  if (wide) head += Sprintf("%-*s%-12s%-12s%-23s", queue_w, "Queue", "Terminating", "Version", "EstimatedStart");
   out << head << "\n";
   for (const auto& j : jobs) {
     std::string row = all_namespaces ? Sprintf("%-*s", ns_w, Str(j, "/metadata/namespace").c_str()) : "";
@@ -61,9 +78,14 @@ void PrintJobs(std::ostream& out, const std::vector<json>& jobs, bool all_namesp
                    static_cast<int>(Int(j, "/status/running")), static_cast<int>(Int(j, "/status/succeeded")),
                    static_cast<int>(Int(j, "/status/failed")), static_cast<int>(Int(j, "/status/unknown")),
                    static_cast<int>(Int(j, "/status/retryCount")));
-    if (wide)
-      row += Sprintf("%-*s%-12d%-12d", queue_w, Str(j, "/spec/queue").c_str(),
-                     static_cast<int>(Int(j, "/status/terminating")), static_cast<int>(Int(j, "/status/version")));
+    if (wide) {
+      // The controller names a job's PodGroup "<job>-<job uid>".
+      auto pg = pod_groups.find(Str(j, "/metadata/namespace") + "/" + Str(j, "/metadata/name") + "-" +
+                                Str(j, "/metadata/uid"));
+      row += Sprintf("%-*s%-12d%-12d%-23s", queue_w, Str(j, "/spec/queue").c_str(),
+                     static_cast<int>(Int(j, "/status/terminating")), static_cast<int>(Int(j, "/status/version")),
+                     EstimatedStart(pg == pod_groups.end() ? nullptr : &pg->second).c_str());
+    }
     out << row << "\n";
   }
 }
@@ -98,7 +120,15 @@ void RegisterList(CLI::App* job, Runner& runner) {
       ctx.out << "No resources found\n";
       return int{kExitOk};
     }
-    PrintJobs(ctx.out, kept, f->all_namespaces, fmt == Format::kWide);
+    std::map<std::string, json> pod_groups;
+    if (fmt == Format::kWide) {
+      // One more list, only for the wide table: its start estimates live on the PodGroups.
+      auto pgs = ListObjects(ctx, api::PodGroup::Resource(), ns);
+      if (!pgs.ok()) return Fail(ctx, app, pgs.status());
+      for (auto& pg : *pgs)
+        pod_groups[Str(pg, "/metadata/namespace") + "/" + Str(pg, "/metadata/name")] = std::move(pg);
+    }
+    PrintJobs(ctx.out, kept, f->all_namespaces, fmt == Format::kWide, pod_groups);
     return int{kExitOk};
   });
 }

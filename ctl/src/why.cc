@@ -72,7 +72,9 @@ std::string HintFor(const std::string& reason, const std::string& queue) {
 
 }  // namespace
 
-std::optional<QueuePosition> ParsePosition(const std::string& message) {
+std::optional<QueuePosition> ParsePosition(const std::string& full) {
+  // The position is the text before the start estimate, if there is one.
+  const std::string message = full.substr(0, full.find("; "));
   QueuePosition p;
   int n = 0;
   if (std::sscanf(message.c_str(), "position %d-%d in queue%n", &p.first, &p.last, &n) == 2 && n > 0) {
@@ -85,6 +87,42 @@ std::optional<QueuePosition> ParsePosition(const std::string& message) {
     return p;
   }
   return std::nullopt;
+}
+
+std::optional<StartEstimateText> ParseStartEstimate(const std::string& message) {
+  const size_t semi = message.find("; ");
+  if (semi == std::string::npos) return std::nullopt;
+  const std::string rest = message.substr(semi + 2);
+  StartEstimateText e;
+  auto starts = [&](std::string_view prefix) { return rest.rfind(prefix, 0) == 0; };
+  if (starts("estimated start ")) {
+    e.kind = "reservation";
+    const std::string tail = rest.substr(16);
+    e.at = tail.substr(0, tail.find(' '));
+    (void)std::sscanf(tail.c_str() + e.at.size(), " (reserved on %d", &e.nodes);
+  } else if (starts("starts no earlier than ")) {
+    e.kind = "lower_bound";
+    const std::string tail = rest.substr(23);
+    e.at = tail.substr(0, tail.find(' '));
+  } else if (starts("no start estimate: ")) {
+    e.kind = "unknown";
+    e.why = rest.substr(19);
+  } else {
+    return std::nullopt;
+  }
+  return e;
+}
+
+std::string RenderStartEstimate(const StartEstimateText& e, const core::Clock& clock) {
+  if (e.kind == "unknown") return "unknown: " + e.why;
+  core::Clock::WallTime at;
+  std::string when;
+  if (core::ParseRfc3339(e.at, &at)) when = at <= clock.WallNow() ? "due now" : "in " + HumanDuration(at - clock.WallNow());
+  if (e.kind == "lower_bound")
+    return "not before " + e.at + (when.empty() ? "" : " (" + when + ")") +
+           "; it holds no reservation, so jobs ahead of it may move it later";
+  return e.at + " (" + (when.empty() ? "" : when + ", ") + "reserved on " + std::to_string(e.nodes) +
+         " node(s); later only if running jobs overrun their runningEstimate)";
 }
 
 JobDiagnosis DiagnoseJob(const json& job, const json& pg, const json& queue) {
@@ -123,7 +161,10 @@ JobDiagnosis DiagnoseJob(const json& job, const json& pg, const json& queue) {
                "); the pods are being bound and started by their nodes.";
     return d;
   }
-  if (queued) d.position = ParsePosition(queued->value("message", ""));
+  if (queued) {
+    d.position = ParsePosition(queued->value("message", ""));
+    d.estimate = ParseStartEstimate(queued->value("message", ""));
+  }
   // A Scheduled condition newer than the Unschedulable one means the last attempt succeeded: the old reason
   // no longer holds (RFC 3339 UTC strings compare in time order).
   bool stale = unsched && sched && sched->value("lastTransitionTime", "") > unsched->value("lastTransitionTime", "");
@@ -168,6 +209,7 @@ std::string RenderJobDiagnosis(const JobDiagnosis& d, const core::Clock& clock) 
                             : std::to_string(d.position->first) + "-" + std::to_string(d.position->last);
     row("Position:  ", where + (d.position->first == 1 ? " (front of the line)" : "") + " in queue " + d.queue);
   }
+  if (d.estimate) row("Starts:    ", RenderStartEstimate(*d.estimate, clock));
   if (!d.reason.empty()) {
     std::string since = d.since.empty() ? "" : ", for " + Age(d.since, clock);
     row("Why:       ", d.reason + since);
@@ -185,6 +227,12 @@ json JobDiagnosisJson(const JobDiagnosis& d) {
   if (!d.queue_state.empty())
     j["queueStatus"] = {{"state", d.queue_state}, {"weight", d.queue_weight}, {"allocated", d.queue_allocated}};
   if (d.position) j["position"] = {{"first", d.position->first}, {"last", d.position->last}, {"text", d.position->text}};
+  if (d.estimate) {
+    j["startEstimate"] = {{"kind", d.estimate->kind}};
+    if (!d.estimate->at.empty()) j["startEstimate"]["time"] = d.estimate->at;
+    if (d.estimate->nodes > 0) j["startEstimate"]["reservedNodes"] = d.estimate->nodes;
+    if (!d.estimate->why.empty()) j["startEstimate"]["why"] = d.estimate->why;
+  }
   if (!d.reason.empty()) j["reason"] = d.reason;
   if (!d.message.empty()) j["message"] = d.message;
   if (!d.since.empty()) j["since"] = d.since;

@@ -293,6 +293,9 @@ api::PodGroup BuildPodGroup(const api::Job& job, const std::map<std::string, int
   pg.metadata.labels = job.metadata.labels;
   pg.metadata.annotations = job.metadata.annotations;
   pg.metadata.annotations[Str(kPodGroupJobVersionAnnotation)] = std::to_string(job.status.version);
+  // The scheduler sees PodGroups, not vcjobs: it reads the expected run time from here (docs/reservations.md).
+  if (!job.spec.running_estimate.empty())
+    pg.metadata.annotations[Str(api::kRunningEstimateAnnotation)] = job.spec.running_estimate;
   pg.metadata.owner_references = {JobOwnerRef(job)};
   pg.spec.min_member = job.spec.min_available;
   for (const auto& t : job.spec.tasks) pg.spec.min_task_member[TaskName(t)] = api::TaskMinAvailable(t);
@@ -683,7 +686,13 @@ void Planner::Sync(bool initiate) {
     upd.spec.priority_class_name = want_pg.spec.priority_class_name;
     upd.spec.network_topology = want_pg.spec.network_topology;
     upd.spec.sub_group_policy = want_pg.spec.sub_group_policy;
-    if (api::ToJson(upd.spec) != api::ToJson(have.spec)) out_.update_pod_group = std::move(upd);
+    // runningEstimate may be changed on a live job (a user correcting a guess): the reservation follows it.
+    const std::string estimate_key = Str(api::kRunningEstimateAnnotation);
+    auto want_est = want_pg.metadata.annotations.find(estimate_key);
+    if (want_est != want_pg.metadata.annotations.end()) upd.metadata.annotations[estimate_key] = want_est->second;
+    else upd.metadata.annotations.erase(estimate_key);
+    if (api::ToJson(upd.spec) != api::ToJson(have.spec) || upd.metadata.annotations != have.metadata.annotations)
+      out_.update_pod_group = std::move(upd);
     const std::string& ph = have.status.phase;
     pg_usable = !ph.empty() && ph != api::kPodGroupPending;
     if (!pg_usable) {

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <utility>
 
+#include "tephra/api/duration.h"
 #include "tephra/api/labels.h"
 #include "tephra/api/resources.h"
 #include "tephra/core/clock.h"
@@ -489,6 +490,7 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
     (c.when_unsatisfiable == api::kDoNotSchedule ? t.spread : t.soft_spread).push_back(ToSpreadConstraint(c, pod));
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();
   t.nominated_node = pod.status.nominated_node_name;
+  if (!pod.status.start_time.empty()) t.start_time = ParseTime(pod.status.start_time);
   t.controller = SpreadControllerOf(pod);
   t.devices = ToDeviceRequest(pod, all_requests);
   if (!t.devices.empty() && !t.node.empty()) t.cards = CardsOfPod(pod);
@@ -510,6 +512,33 @@ sched::LabelSelector ToSpreadSelector(const api::Workload& w) {
   if (!w.selector || !w.selector->Valid()) return {};
   return ToSelector(*w.selector);
 }
+
+namespace {
+
+// A positive Go duration in whole seconds (rounded up); 0 for none or a malformed one (the webhook refuses a
+// malformed runningEstimate; an annotation someone else wrote badly counts as not given).
+std::chrono::seconds Seconds(const std::string& go) {
+  if (go.empty()) return std::chrono::seconds{0};
+  auto d = api::ParseGoDuration(go);
+  if (!d.ok() || d->count() <= 0) return std::chrono::seconds{0};
+  return std::chrono::ceil<std::chrono::seconds>(*d);
+}
+
+// The running estimate and Volcano's sla waiting time (volcano.sh/sla-waiting-time first, as Volcano reads it).
+void ReadJobTimes(const api::ObjectMeta& meta, sched::JobInfo* j) {
+  j->running_estimate = Seconds(Annotation(meta, api::kRunningEstimateAnnotation));
+  for (auto key : {api::kSlaWaitingTimeAnnotation, api::kSlaWaitingTimeShortAnnotation}) {
+    const std::string v = Annotation(meta, key);
+    if (v.empty()) continue;
+    auto d = api::ParseGoDuration(v);
+    if (d.ok() && d->count() > 0) {
+      j->sla_waiting_time = std::chrono::ceil<std::chrono::milliseconds>(*d);
+      break;
+    }
+  }
+}
+
+}  // namespace
 
 bool IsImplicitGangOfOne(const api::Pod& pod, const std::set<std::string>& names) {
   return IsManaged(pod, names) && Annotation(pod.metadata, api::kPodGroupAnnotation).empty() &&
@@ -540,6 +569,7 @@ sched::JobInfo ImplicitJobInfo(const api::Pod& pod, sched::ResourceRegistry* reg
     if (ec == std::errc() && p == tier.data() + tier.size()) j.network_topology.highest_tier_allowed = n;
   }
   j.creation_time = ParseTime(pod.metadata.creation_timestamp);
+  ReadJobTimes(pod.metadata, &j);
   return j;
 }
 
@@ -578,6 +608,7 @@ sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, 
   j.task_topology_anti_affinity = Annotation(pg.metadata, api::kTaskTopologyAntiAffinityAnnotation);
   j.task_topology_order = Annotation(pg.metadata, api::kTaskTopologyTaskOrderAnnotation);
   j.creation_time = ParseTime(pg.metadata.creation_timestamp);
+  ReadJobTimes(pg.metadata, &j);
   return j;
 }
 
@@ -604,6 +635,8 @@ sched::QueueInfo ToQueueInfo(const api::Queue& q, sched::ResourceRegistry* reg) 
   out.priority = q.spec.priority;
   out.hierarchy = Annotation(q.metadata, api::kHierarchyAnnotation);
   out.hierarchy_weights = Annotation(q.metadata, api::kHierarchyWeightsAnnotation);
+  out.default_running_estimate = Seconds(Annotation(q.metadata, api::kQueueDefaultRunningEstimateAnnotation));
+  out.max_running_estimate = Seconds(Annotation(q.metadata, api::kQueueMaxRunningEstimateAnnotation));
   return out;
 }
 

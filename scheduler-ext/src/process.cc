@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <optional>
+#include <set>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
@@ -165,6 +166,8 @@ struct Metrics {
   metrics::Gauge* inbox_depth;
   metrics::CounterFamily* status_writes;
   metrics::CounterFamily* evictions;
+  metrics::GaugeFamily* estimated_start;
+  metrics::Gauge* reservations;
 
   explicit Metrics(metrics::Registry& r) {
     const auto ms = metrics::ExponentialBuckets(1, 2, 13);  // 1 ms .. 4 s, like Volcano's 1-5000 ms
@@ -201,6 +204,11 @@ struct Metrics {
     status_writes = &r.AddCounter("tephra_scheduler_status_writes_total",
                                   "Status writes by the scheduler, by kind and result", {"kind", "result"});
     evictions = &r.AddCounter("tephra_scheduler_evictions_total", "Victim deletions, by result", {"result"});
+    estimated_start = &r.AddGauge("tephra_job_estimated_start_time_seconds",
+                                  "Expected start (unix seconds) of a waiting gang: from its reservation (kind "
+                                  "reservation) or the earliest it could fit (kind lower_bound); docs/reservations.md",
+                                  {"namespace", "podgroup", "queue", "kind"});
+    reservations = r.AddGauge("tephra_scheduler_reservations", "Blocked gangs holding a reservation").With({});
   }
 };
 
@@ -227,6 +235,9 @@ void ApplyCoreFlags(const SchedulerOptions& o, sched::SchedulerConf* c) {
   // A burst of five seconds' worth, at least one write: the front of a line catches up at once after a
   // quiet spell.
   c->core.position_write_burst = std::max(1, static_cast<int>(o.position_writes_per_second * 5));
+  c->core.reservation_depth = o.reservation_depth;
+  c->core.estimate_depth = o.estimate_depth;
+  c->core.estimate_resolution_seconds = o.estimate_resolution.count();
 }
 
 }  // namespace
@@ -351,6 +362,7 @@ class SchedulerProcess::Impl {
     while (r.size() < conv_reg_.size()) r.Intern(conv_reg_.Name(r.size()));
   }
   void RegisterHandlers();
+  void ExportEstimates();
   std::vector<kube::InformerBase*> Informers() const;  // every informer Start() created, started and synced alike
   void RunWithStateLocked(const std::function<void(sched::ClusterState&)>& fn) TEPHRA_REQUIRES(conv_mu_);
   void Loop();
@@ -878,6 +890,24 @@ void SchedulerProcess::Impl::ReloadConfIfChanged() {
   }
 }
 
+// The start estimates as gauges: every waiting gang with a time, and nothing for gangs that started or left.
+void SchedulerProcess::Impl::ExportEstimates() {
+  std::set<std::vector<std::string>> live;
+  int reserved = 0;
+  for (const auto& [key, e] : core_->estimates()) {
+    if (e.kind == sched::StartEstimate::Kind::kUnknown) continue;
+    const sched::JobInfo* j = core_->state().FindJob(key);
+    if (!j || j->implicit) continue;
+    if (e.kind == sched::StartEstimate::Kind::kReserved) ++reserved;
+    std::vector<std::string> labels = {j->ns, j->name, e.queue, sched::StartEstimateKindName(e.kind)};
+    m_.estimated_start->With(labels)->Set(
+        static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(e.at.time_since_epoch()).count()));
+    live.insert(std::move(labels));
+  }
+  m_.estimated_start->RemoveIf([&](const std::vector<std::string>& labels) { return !live.count(labels); });
+  m_.reservations->Set(reserved);
+}
+
 void SchedulerProcess::Impl::RunOneCycle() {
   const auto start = std::chrono::steady_clock::now();
   last_start_ = start;
@@ -945,6 +975,7 @@ void SchedulerProcess::Impl::RunOneCycle() {
   for (const auto& [p, us] : res.metrics.plugin_us) m_.plugin->With({p, "OnSession"})->Observe(static_cast<double>(us) / 1000.0);
   for (const auto& [r, n] : res.metrics.schedule_attempts) m_.attempts->With({r})->Inc(static_cast<double>(n));
   m_.unschedule_jobs->Set(static_cast<double>(unschedulable_jobs));
+  ExportEstimates();
   m_.pending_binds->Set(static_cast<double>(binder_->Pending()));
   const auto end = std::chrono::steady_clock::now();
   const int64_t t = std::chrono::duration_cast<std::chrono::milliseconds>(end.time_since_epoch()).count();

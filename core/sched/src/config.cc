@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "tephra/core/duration.h"
 #include "tephra/sched/action.h"
 #include "tephra/sched/framework.h"
 
@@ -183,6 +184,17 @@ int64_t ArgParser::Int(const std::string& key, int64_t fallback, int64_t min, in
     return fallback;
   }
   return v;
+}
+
+std::chrono::nanoseconds ArgParser::PositiveDuration(const std::string& key, std::chrono::nanoseconds fallback) {
+  auto it = args_.find(key);
+  if (it == args_.end() || it->second.empty()) return fallback;
+  auto d = core::ParseGoDuration(it->second);
+  if (!d.ok() || d->count() <= 0) {
+    Fail(key, it->second, "a positive duration (Go syntax: 1h2m3s, 90s, 500ms)");
+    return fallback;
+  }
+  return *d;
 }
 
 bool ArgParser::Bool(const std::string& key, bool fallback) {

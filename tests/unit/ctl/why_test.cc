@@ -58,6 +58,46 @@ TEST(Why, ParsePosition) {
   EXPECT_FALSE(ParsePosition("position x"));
 }
 
+TEST(Why, ParseStartEstimate) {
+  auto r = ParseStartEstimate("position 1 in queue default; estimated start 2023-11-14T22:25:00Z (reserved on 4 node(s))");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->kind, "reservation");
+  EXPECT_EQ(r->at, "2023-11-14T22:25:00Z");
+  EXPECT_EQ(r->nodes, 4);
+  auto lb = ParseStartEstimate("position 21-30 in queue q; starts no earlier than 2023-11-14T23:00:00Z");
+  ASSERT_TRUE(lb);
+  EXPECT_EQ(lb->kind, "lower_bound");
+  EXPECT_EQ(lb->at, "2023-11-14T23:00:00Z");
+  auto none = ParseStartEstimate("position 2 in queue q; no start estimate: pods without a runningEstimate hold it");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->kind, "unknown");
+  EXPECT_EQ(none->why, "pods without a runningEstimate hold it");
+  EXPECT_FALSE(ParseStartEstimate("position 3 in queue default"));
+  // The position still parses, without the estimate in its text.
+  auto p = ParsePosition("position 1 in queue default; estimated start 2023-11-14T22:25:00Z (reserved on 4 node(s))");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->text, "position 1 in queue default");
+}
+
+TEST(Why, TheReservedStartIsShownWithHowFarAwayItIs) {
+  core::FakeClock clock{core::Clock::WallTime(seconds(kNow))};  // 22:13:20
+  JobDiagnosis d = DiagnoseJob(
+      Job("Pending"),
+      Pg("big-u1", "Inqueue",
+         {Unschedulable("NotEnoughResources", "8/8 tasks in gang unschedulable"),
+          Queued("position 1 in queue default; estimated start 2023-11-14T22:25:20Z (reserved on 4 node(s))")}),
+      Queue());
+  std::string out = RenderJobDiagnosis(d, clock);
+  EXPECT_NE(out.find("  Starts:    2023-11-14T22:25:20Z (in 12m, reserved on 4 node(s); later only if running jobs "
+                     "overrun their runningEstimate)\n"),
+            std::string::npos)
+      << out;
+  json j = JobDiagnosisJson(d);
+  EXPECT_EQ(j["startEstimate"]["kind"], "reservation");
+  EXPECT_EQ(j["startEstimate"]["time"], "2023-11-14T22:25:20Z");
+  EXPECT_EQ(j["startEstimate"]["reservedNodes"], 4);
+}
+
 TEST(Why, GangLargerThanTheClusterSaysWhatIsShort) {
   core::FakeClock clock{core::Clock::WallTime(seconds(kNow))};
   const std::string msg =

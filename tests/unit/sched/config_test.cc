@@ -54,7 +54,7 @@ TEST(SchedulerConf, ProportionWithDrfHierarchyRejected) {
 TEST(SchedulerConf, KnownButUnimplementedWarns) {
   SchedulerConf c = SchedulerConf::Default();
   c.actions.push_back("shuffle");
-  c.tiers[1].plugins.push_back(PluginOption::Named("sla"));
+  c.tiers[1].plugins.push_back(PluginOption::Named("tdm"));
   std::vector<std::string> warnings;
   EXPECT_TRUE(c.Validate(PluginRegistry::Builtin(), &warnings).ok());
   EXPECT_EQ(warnings.size(), 2u);

@@ -240,6 +240,31 @@ TEST_F(Reservations, TheQueueDefaultAndMaximumSetTheEstimate) {
   EXPECT_EQ(EffectiveEstimate(none, nullptr), 0s);
 }
 
+// A gang the cluster has no room for now is admitted (Inqueue) so the controller makes its pods and it can get a
+// reservation; without reservations overcommit keeps it Pending.
+JobInfo PendingBig(Cluster& c) {
+  JobInfo j = c.Job("big", 2);
+  j.running_estimate = 600s;
+  j.phase = PodGroupPhase::kPending;
+  j.min_resources = Resource::CpuMem(2000, 8 * kGi).With(c.gpu(), 16).With(kPods, 2);
+  c.AddJob(j);
+  return j;
+}
+
+TEST_F(Reservations, EnqueueAdmitsTheGangItCannotFitNowSoItCanBeReserved) {
+  FourNodes();
+  PendingBig(c_);
+  c_.Run();
+  EXPECT_EQ(c_.st().FindJob("ns/big")->phase, PodGroupPhase::kInqueue);
+}
+
+TEST_F(NoReservations, OvercommitKeepsTheGangPendingWithoutReservations) {
+  FourNodes();
+  PendingBig(c_);
+  c_.Run();
+  EXPECT_EQ(c_.st().FindJob("ns/big")->phase, PodGroupPhase::kPending);
+}
+
 class Conservative : public Reservations {
  protected:
   Conservative() : Reservations(8) {}

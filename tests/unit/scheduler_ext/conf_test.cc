@@ -150,12 +150,12 @@ configurations:
 
 TEST(ConfTest, UnimplementedVolcanoPluginIsAWarningNotAnError) {
   std::vector<std::string> warnings;
-  auto c = LoadSchedulerConf("actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: sla\n  - name: gang\n",
+  auto c = LoadSchedulerConf("actions: \"enqueue, allocate, shuffle\"\ntiers:\n- plugins:\n  - name: tdm\n  - name: gang\n",
                              "x", &warnings);
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_NE(warnings[0].find("shuffle"), std::string::npos);
-  EXPECT_NE(warnings[1].find("sla"), std::string::npos);
+  EXPECT_NE(warnings[1].find("tdm"), std::string::npos);
 }
 
 TEST(ConfTest, FileLoadAndChangePolling) {

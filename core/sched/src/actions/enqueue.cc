@@ -24,6 +24,19 @@ class Enqueue final : public Action {
       by_queue[j.queue].push_back(&j);
     });
     if (by_queue.empty()) return;
+    // With reservations on (docs/reservations.md) the gangs at the front of the order are admitted even when
+    // the cluster has no room for them now: a gang the controller has made no pods for cannot get a
+    // reservation, and without one the jobs behind it would keep the capacity it waits for (Volcano's sla
+    // plugin forces the enqueue for the same reason). Bounded: no more gangs admitted this way and still
+    // waiting than the reservation depth.
+    int room = st.options().reservation_depth;
+    if (room > 0) {
+      st.ForEachJob([&](const JobInfo& j) {
+        if (j.sched.admitted_for_reservation && j.phase == PodGroupPhase::kInqueue && j.ReadyCount() < j.min_member)
+          --room;
+      });
+    }
+    const Resource total = st.TotalAllocatable();
     std::vector<const QueueInfo*> queues;
     for (const auto& [name, jobs] : by_queue) queues.push_back(st.FindQueue(name));
     std::stable_sort(queues.begin(), queues.end(),
@@ -34,6 +47,14 @@ class Enqueue final : public Action {
       for (const JobInfo* j : jobs) {
         if (!ssn.JobEnqueueable(*j)) {
           Refusal why = ssn.ExplainEnqueue(*j);
+          // Only a refusal for the cluster's room now; never one for the queue's capability.
+          if (room > 0 && why.reason == "OverClusterCapacity" && (!j->min_resources || j->min_resources->FitsIn(total))) {
+            --room;
+            j->sched.admitted_for_reservation = true;
+            st.AdmitJob(j->key);
+            ssn.JobEnqueued(*j);
+            continue;
+          }
           ssn.RecordFitErrors(j->key, -1, why.reason + "\n" + why.message);
           continue;
         }

@@ -29,6 +29,7 @@ Made NewBinpack(const PluginOption& o);
 Made NewFgd(const PluginOption& o);
 Made NewTaskTopology(const PluginOption& o);
 Made NewNetworkTopologyAware(const PluginOption& o);
+Made NewSla(const PluginOption& o);
 
 // Builds P from the option's arguments: P(ArgParser&) parses them, and a malformed one fails the
 // creation with a message naming the plugin and the argument. P() for plugins without arguments.

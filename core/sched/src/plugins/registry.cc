@@ -31,6 +31,7 @@ PluginRegistry PluginRegistry::Builtin() {
   add("fgd", plugins::NewFgd);
   add("task-topology", plugins::NewTaskTopology);
   add("network-topology-aware", plugins::NewNetworkTopologyAware);
+  add("sla", plugins::NewSla);
   return r;
 }
 

@@ -21,6 +21,20 @@ struct QueuePosition {
 };
 std::optional<QueuePosition> ParsePosition(const std::string& message);
 
+// The start estimate the scheduler appends to the Queued message (docs/reservations.md):
+//   "; estimated start 2026-11-28T16:00:00Z (reserved on 4 node(s))"  kind "reservation"
+//   "; starts no earlier than 2026-11-28T16:00:00Z"                    kind "lower_bound"
+//   "; no start estimate: <why>"                                        kind "unknown"
+struct StartEstimateText {
+  std::string kind;
+  std::string at;     // RFC 3339; "" for unknown
+  int nodes = 0;      // reservation: the nodes it holds capacity on
+  std::string why;    // unknown: what is missing
+};
+std::optional<StartEstimateText> ParseStartEstimate(const std::string& queued_message);
+// "2026-11-28T16:00:00Z (in 12m, reserved on 4 nodes)" and the like, relative to `clock`.
+std::string RenderStartEstimate(const StartEstimateText& e, const core::Clock& clock);
+
 // Everything `job why` says, gathered from the job, its PodGroup and its queue (pure: unit-tested).
 struct JobDiagnosis {
   std::string ns, name, phase;  // the vcjob's phase
@@ -32,6 +46,7 @@ struct JobDiagnosis {
   std::string queue_allocated;     // "cpu 8, memory 16Gi" ("" = nothing)
   bool waiting = false;            // not started: the reason and position below apply
   std::optional<QueuePosition> position;
+  std::optional<StartEstimateText> estimate;
   std::string reason, message, since;  // the Unschedulable condition (since: its lastTransitionTime)
   std::string hint;                     // what the user can do, or what the job waits for
 };

@@ -89,6 +89,11 @@ struct SchedulerOptions {
   // (0 = off), and position-only status writes paced at this rate.
   std::chrono::milliseconds queue_position_interval{2000};
   double position_writes_per_second = 20;
+  // Reservations and time-limit backfill (CoreOptions; docs/reservations.md): how many blocked gangs get a
+  // reservation (0 = off), how many more get a lower-bound start estimate, and the step written estimates move by.
+  int reservation_depth = 0;
+  int estimate_depth = 100;
+  std::chrono::seconds estimate_resolution{30};
   bool create_default_queues = true;
 };
 

@@ -1,17 +1,10 @@
-// Go time.Duration strings as used by metav1.Duration fields ("1h30m", "30s", "1.5s", "-2m", "0").
+// Go time.Duration strings as used by metav1.Duration fields: the parser lives in tephra_core
+// (tephra/core/duration.h), where the scheduling core's plugin arguments can use it too.
 #pragma once
 
-#include <chrono>
-#include <string>
-#include <string_view>
-
-#include "tephra/core/status.h"
+#include "tephra/core/duration.h"
 
 namespace tephra::api {
-
-// Parses a Go duration (units ns, us/µs, ms, s, m, h). Errors quote the input.
-core::StatusOr<std::chrono::nanoseconds> ParseGoDuration(std::string_view text);
-// Formats like Go's Duration.String(): "1h2m3.5s", "150ms", "0s".
-std::string FormatGoDuration(std::chrono::nanoseconds d);
-
+using core::FormatGoDuration;
+using core::ParseGoDuration;
 }  // namespace tephra::api

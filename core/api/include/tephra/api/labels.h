@@ -71,6 +71,12 @@ inline constexpr std::string_view kHcclRankIndexAnnotation = "hccl/rankIndex";
 
 // --- Tephra's own keys ---
 inline constexpr std::string_view kTephraPrefix = "tephra.io/";
+// Running estimates (docs/reservations.md): a PodGroup's expected run time (the job controller copies the vcjob's
+// spec.runningEstimate; a plain pod may carry it too), and a Queue's default and maximum for its jobs. Go
+// durations ("2h30m").
+inline constexpr std::string_view kRunningEstimateAnnotation = "tephra.io/running-estimate";
+inline constexpr std::string_view kQueueDefaultRunningEstimateAnnotation = "tephra.io/default-running-estimate";
+inline constexpr std::string_view kQueueMaxRunningEstimateAnnotation = "tephra.io/max-running-estimate";
 // nodesim: how long a pod bound to a simulated node runs, and the exit code it ends with (0 = Succeeded).
 inline constexpr std::string_view kSimRunSecondsAnnotation = "tephra.io/sim-run-seconds";
 inline constexpr std::string_view kSimExitCodeAnnotation = "tephra.io/sim-exit-code";

@@ -3,6 +3,7 @@
 // files.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -128,6 +129,8 @@ class ArgParser {
   // A whole number in [min, max].
   int64_t Int(const std::string& key, int64_t fallback, int64_t min, int64_t max);
   bool Bool(const std::string& key, bool fallback);  // true/false/1/0, case-insensitive
+  // A Go duration ("1h2m3s") above zero.
+  std::chrono::nanoseconds PositiveDuration(const std::string& key, std::chrono::nanoseconds fallback);
   const std::map<std::string, std::string>& args() const { return args_; }
   const core::Status& status() const { return status_; }
 

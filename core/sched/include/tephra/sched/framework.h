@@ -193,7 +193,7 @@ class PluginRegistry {
   core::StatusOr<std::unique_ptr<Plugin>> Create(const PluginOption& option) const;
   std::vector<std::string> Names() const;
   // gang, priority, conformance, drf, proportion, overcommit, predicates, nodeorder, binpack,
-  // task-topology, network-topology-aware.
+  // task-topology, network-topology-aware, sla.
   static PluginRegistry Builtin();
 
  private:

@@ -378,6 +378,8 @@ struct JobInfo {
     uint64_t status_version = 0;  // job version when its status was last evaluated (0 = never)
     bool ever_ready = false;      // reached minMember at least once (then it is not a stuck partial gang)
     std::optional<WallTime> partial_since;  // first cycle seen holding pods below minMember
+    // Admitted by enqueue past the cluster's room so it could get a reservation (docs/reservations.md).
+    bool admitted_for_reservation = false;
     // Last preempt/reclaim attempt that found no acceptable victims (per action: 0 preempt, 1 reclaim);
     // retried only when the job, capacity or the set of possible victims changed, or every N cycles.
     struct EvictMemo {

@@ -1,12 +1,12 @@
-#include "tephra/api/duration.h"
+#include "tephra/core/duration.h"
 
 #include <cstdint>
 #include <limits>
 
-namespace tephra::api {
+namespace tephra::core {
 namespace {
 
-core::Status DurationError(std::string_view text, std::string_view what) {
+Status DurationError(std::string_view text, std::string_view what) {
   return core::InvalidArgumentError("duration \"" + std::string(text) + "\": " + std::string(what));
 }
 
@@ -25,7 +25,7 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
-core::StatusOr<std::chrono::nanoseconds> ParseGoDuration(std::string_view text) {
+StatusOr<std::chrono::nanoseconds> ParseGoDuration(std::string_view text) {
   std::string_view s = text;
   bool neg = false;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
@@ -110,4 +110,4 @@ std::string FormatGoDuration(std::chrono::nanoseconds d) {
   return out + "s";
 }
 
-}  // namespace tephra::api
+}  // namespace tephra::core
