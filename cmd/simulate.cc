@@ -24,6 +24,7 @@ struct SimulateFlags {
   int nodes = 64, depth = 16, large_gpus = 32;
   int64_t period = 60, sla_waiting = 3600;
   size_t first_job = 0, window_jobs = 0;
+  bool enqueue = false;
 };
 
 bool ReadFile(const std::string& path, std::string* out) {
@@ -55,6 +56,7 @@ int RunJobs(const SimulateFlags& f) {
   o.period_seconds = f.period;
   o.sla_waiting_seconds = f.sla_waiting;
   o.large_gang_gpus = f.large_gpus;
+  o.enqueue = f.enqueue;
   auto mode = simulate::ParseBackfillMode(f.mode);
   auto est = simulate::ParseEstimateMode(f.estimates);
   if (!mode.ok() || !est.ok()) {
@@ -88,6 +90,7 @@ int RunJobs(const SimulateFlags& f) {
         {"nodes", f.nodes},
         {"total_gpus", r->total_gpus},
         {"reservation_depth", conf->core.reservation_depth},
+        {"enqueue", f.enqueue},
         {"jobs", r->jobs},
         {"jobs_run", r->jobs_run},
         {"jobs_too_big", r->jobs_too_big},
@@ -227,6 +230,8 @@ void RegisterSimulate(CLI::App& root, int* exit_code) {
   app->add_option("--sla-waiting-seconds", f->sla_waiting, "--job-trace: the sla plugin's sla-waiting-time (--mode sla)")
       ->check(CLI::Range(int64_t{1}, int64_t{31536000}))
       ->capture_default_str();
+  app->add_flag("--enqueue", f->enqueue,
+               "--job-trace: PodGroups arrive Pending and the enqueue action admits them (default: they arrive Inqueue)");
   app->add_option("--large-gpus", f->large_gpus, "--job-trace: jobs with at least this many GPUs are large gangs")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();

@@ -6,6 +6,8 @@
 //
 //   jobs_bench                                  the window bench/thresholds.yaml checks
 //   jobs_bench --trace=FILE --nodes=N --first=F --jobs=K --depth=D   another cluster, window or depth
+//   jobs_bench --enqueue                        PodGroups arrive Pending and the enqueue action admits them
+//   jobs_bench --dump=PREFIX                    also write each mode's per-job outcomes
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -28,6 +30,7 @@ std::string g_trace = std::string(TEPHRA_ITP_DIR) + "/cluster04.csv";
 int g_nodes = 72;
 size_t g_first = 0, g_jobs = 6000;
 int g_depth = 16;
+bool g_enqueue = false;  // --enqueue: PodGroups arrive Pending and the enqueue action admits them
 std::string g_dump;  // --dump=PREFIX: each mode's per-job outcomes to PREFIX<mode>_<estimates>.csv
 
 std::string Read(const std::string& path) {
@@ -82,6 +85,7 @@ const sim::JobReplayResult* Run(sim::BackfillMode mode, sim::EstimateMode est, s
   o.mode = mode;
   o.estimates = est;
   o.conservative_depth = g_depth;
+  o.enqueue = g_enqueue;
   auto conf = sim::JobReplayConf(o);
   if (!conf.ok()) {
     *error = conf.status().ToString();
@@ -194,6 +198,8 @@ int main(int argc, char** argv) {
       g_first = static_cast<size_t>(std::atoll(v));
     } else if (const char* v = value("--jobs=")) {
       g_jobs = static_cast<size_t>(std::atoll(v));
+    } else if (std::strcmp(a, "--enqueue") == 0) {
+      g_enqueue = true;
     } else if (const char* v = value("--dump=")) {
       g_dump = v;
     } else if (const char* v = value("--depth=")) {

@@ -227,9 +227,12 @@ core::StatusOr<JobReplayResult> ReplayJobs(const std::vector<TraceJob>& trace, c
     j.uid = "pg-" + std::to_string(i);
     j.queue = "default";
     j.min_member = pods;
-    // The PodGroup as the controller leaves it once admitted: the replay measures allocate's order and
-    // reservations, not enqueue's overcommit gate.
-    j.phase = sched::PodGroupPhase::kInqueue;
+    // By default the PodGroup as it is once admitted: the replay measures allocate's order and reservations,
+    // not enqueue's overcommit gate. With o.enqueue the gate decides when it is admitted, on the gang's
+    // minResources as the job controller sets them.
+    j.phase = o.enqueue ? sched::PodGroupPhase::kPending : sched::PodGroupPhase::kInqueue;
+    if (o.enqueue)
+      j.min_resources = sched::Resource::CpuMem(int64_t{4000} * tj.gpus, int64_t{32} * kGi * tj.gpus).With(gpu, tj.gpus);
     j.creation_time = At(tj.submit);
     j.running_estimate = std::chrono::seconds(r.outcomes[i].estimate);
     st.UpsertJob(j);

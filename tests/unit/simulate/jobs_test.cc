@@ -204,3 +204,38 @@ TEST(JobReplay, APeriodicCycleRunsWhileJobsWait) {
 
 }  // namespace
 }  // namespace tephra::simulate
+
+namespace tephra::simulate {
+namespace {
+
+// Two nodes. A holds n0 until 10,000. The gang B (both nodes) arrives at 10; C (one node, a long job) at
+// 4,000, when B has waited past the sla's hour. Without reservations C takes n1 at once and B waits for A and
+// C.
+std::vector<TraceJob> DueGang() { return {{"A", 0, 10000, 8}, {"B", 10, 500, 16}, {"C", 4000, 100000, 8}}; }
+
+TEST(JobReplay, WithoutReservationsTheFreeNodeGoesToTheJobBehindTheGang) {
+  JobReplayResult none = Replay(DueGang(), 2, BackfillMode::kNone);
+  EXPECT_EQ(Of(none, "C").start, 4000);
+  EXPECT_EQ(Of(none, "B").start, 104000);
+  JobReplayResult easy = Replay(DueGang(), 2, BackfillMode::kEasy);
+  EXPECT_EQ(Of(easy, "B").start, 10000);
+  EXPECT_EQ(Of(easy, "C").start, 10500);
+}
+
+// DISABLED: what core/sched/src/plugins/sla.cc's header promises ("once a job's wait has run out ... allocate
+// pipelines it, holding what it could place for the rest of the cycle instead of giving it to the jobs
+// behind") does not happen for a gang whose missing pods have nowhere to be pipelined: the gang plugin (tier
+// 1, before sla) votes Reject on JobPipelined while fewer than minMember pods are ready or pipelined, which is
+// also Volcano's gang rule, and a Reject wins the tier vote. B's one placeable pod is discarded and C takes n1
+// at 4,000 exactly as with no sla at all (B starts at 104,000, C at 4,000). Kept as the reproduction of that
+// difference between the plugin's comment and the configuration Volcano ships (gang + sla); enable it if the
+// core decides the sla hold should outrank gang's veto.
+TEST(JobReplay, DISABLED_TheSlaHoldsTheFreeNodeForAGangPastItsWaitingTime) {
+  if (!sched::PluginRegistry::Builtin().Has("sla")) GTEST_SKIP() << "the core has no sla plugin";
+  JobReplayResult sla = Replay(DueGang(), 2, BackfillMode::kSla);
+  EXPECT_EQ(Of(sla, "B").start, 10000);
+  EXPECT_EQ(Of(sla, "C").start, 10500);
+}
+
+}  // namespace
+}  // namespace tephra::simulate

@@ -58,6 +58,10 @@ struct JobReplayOptions {
   int64_t period_seconds = 60;
   int64_t sla_waiting_seconds = 3600;  // kSla: the plugin's sla-waiting-time
   int large_gang_gpus = 32;            // jobs with at least this many GPUs are the "large gangs"
+  // false: PodGroups arrive Inqueue (admitted), so only allocate's order and reservations decide. true: they
+  // arrive Pending with minResources set to the gang's request, and the enqueue action admits them
+  // (overcommit's cluster room, the sla plugin's forced admission, the reservation depth's admission).
+  bool enqueue = false;
 };
 
 // The user-estimate model: the duration times a factor drawn log-uniformly from [1, 4] by `rng_draw` (a
