@@ -102,7 +102,7 @@ int RunJobs(const SimulateFlags& f) {
         {"gpu_utilisation", Round(r->gpu_utilisation, 100)},
         {"gpu_utilisation_arrivals", Round(r->gpu_utilisation_arrivals, 100)},
         {"estimates_first_kind",
-         {{"reservation", r->est_reserved}, {"lower_bound", r->est_lower_bound}, {"unknown", r->est_unknown}}},
+         {{"reservation", r->est_reserved}, {"planned", r->est_planned}, {"unknown", r->est_unknown}}},
         {"estimate_accuracy",
          {{"first", {{"jobs", r->est_scored},
                      {"within_10pct", Round(r->est_within_10pct, 100)},

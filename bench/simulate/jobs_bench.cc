@@ -121,7 +121,7 @@ void BM_ItpReplay(benchmark::State& state, sim::BackfillMode mode, sim::Estimate
   state.counters["gpu_util"] = r->gpu_utilisation;
   state.counters["gpu_util_arrivals"] = r->gpu_utilisation_arrivals;
   state.counters["est_reserved"] = r->est_reserved;
-  state.counters["est_lower_bound"] = r->est_lower_bound;
+  state.counters["est_planned"] = r->est_planned;
   state.counters["est_unknown"] = r->est_unknown;
   state.counters["est_ever_reserved"] = r->est_ever_reserved;
   state.counters["est_scored"] = r->est_scored;

@@ -46,7 +46,7 @@ std::string EstimatedStart(const json* pg) {
     auto e = ParseStartEstimate(c.value("message", ""));
     if (!e) return "-";
     if (e->kind == "reservation") return e->at;
-    if (e->kind == "lower_bound") return ">=" + e->at;
+    if (e->kind == "planned") return "~" + e->at;
     return "unknown";
   }
   return "-";

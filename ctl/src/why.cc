@@ -100,9 +100,9 @@ std::optional<StartEstimateText> ParseStartEstimate(const std::string& message) 
     const std::string tail = rest.substr(16);
     e.at = tail.substr(0, tail.find(' '));
     (void)std::sscanf(tail.c_str() + e.at.size(), " (reserved on %d", &e.nodes);
-  } else if (starts("starts no earlier than ")) {
-    e.kind = "lower_bound";
-    const std::string tail = rest.substr(23);
+  } else if (starts("planned start ")) {
+    e.kind = "planned";
+    const std::string tail = rest.substr(14);
     e.at = tail.substr(0, tail.find(' '));
   } else if (starts("no start estimate: ")) {
     e.kind = "unknown";
@@ -118,9 +118,9 @@ std::string RenderStartEstimate(const StartEstimateText& e, const core::Clock& c
   core::Clock::WallTime at;
   std::string when;
   if (core::ParseRfc3339(e.at, &at)) when = at <= clock.WallNow() ? "due now" : "in " + HumanDuration(at - clock.WallNow());
-  if (e.kind == "lower_bound")
-    return "not before " + e.at + (when.empty() ? "" : " (" + when + ")") +
-           "; it holds no reservation, so jobs ahead of it may move it later";
+  if (e.kind == "planned")
+    return e.at + " (" + (when.empty() ? "" : when + ", ") +
+           "planned behind the jobs ahead of it; not reserved, so it may move)";
   return e.at + " (" + (when.empty() ? "" : when + ", ") + "reserved on " + std::to_string(e.nodes) +
          " node(s); later only if running jobs overrun their runningEstimate)";
 }

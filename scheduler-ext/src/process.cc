@@ -212,7 +212,7 @@ struct Metrics {
     evictions = &r.AddCounter("tephra_scheduler_evictions_total", "Victim deletions, by result", {"result"});
     estimated_start = &r.AddGauge("tephra_job_estimated_start_time_seconds",
                                   "Expected start (unix seconds) of a waiting gang: from its reservation (kind "
-                                  "reservation) or the earliest it could fit (kind lower_bound); docs/reservations.md",
+                                  "reservation) or from the plan behind the gangs ahead of it (kind planned); docs/reservations.md",
                                   {"namespace", "podgroup", "queue", "kind"});
     reservations = r.AddGauge("tephra_scheduler_reservations", "Blocked gangs holding a reservation").With({});
   }

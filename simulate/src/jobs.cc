@@ -316,7 +316,7 @@ core::StatusOr<JobReplayResult> ReplayJobs(const std::vector<TraceJob>& trace, c
 
   // ---- results ----
   const std::string kReserved = sched::StartEstimateKindName(sched::StartEstimate::Kind::kReserved);
-  const std::string kLowerBound = sched::StartEstimateKindName(sched::StartEstimate::Kind::kLowerBound);
+  const std::string kPlanned = sched::StartEstimateKindName(sched::StartEstimate::Kind::kPlanned);
   const std::string kUnknown = sched::StartEstimateKindName(sched::StartEstimate::Kind::kUnknown);
   std::vector<double> all, large;
   double jct = 0, gpu_seconds = 0, window_gpu_seconds = 0;
@@ -325,7 +325,7 @@ core::StatusOr<JobReplayResult> ReplayJobs(const std::vector<TraceJob>& trace, c
   int scored = 0, in10 = 0, in60 = 0, rscored = 0, rin10 = 0, rin60 = 0;
   for (const auto& out : r.outcomes) {
     if (out.estimate_kind == kReserved) ++r.est_reserved;
-    else if (out.estimate_kind == kLowerBound) ++r.est_lower_bound;
+    else if (out.estimate_kind == kPlanned) ++r.est_planned;
     else if (out.estimate_kind == kUnknown) ++r.est_unknown;
     if (out.reserved_at >= 0) ++r.est_ever_reserved;
     if (out.start < 0) continue;

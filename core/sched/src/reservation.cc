@@ -230,7 +230,6 @@ std::optional<ReservationPlanner::Found> ReservationPlanner::Earliest(const JobI
 }
 
 void ReservationPlanner::Reserve(const JobInfo& job, const Found& found) {
-  const auto est = EffectiveEstimate(job, st_.FindQueue(job.queue));
   // What the node will have free when the gang starts, after it: the capacity a long job may use now.
   std::vector<std::pair<int, Resource>> left;
   for (const auto& [slot, amount] : found.amounts) {
@@ -246,18 +245,24 @@ void ReservationPlanner::Reserve(const JobInfo& job, const Found& found) {
     left.push_back({slot, at_start - amount});
   }
   for (size_t k = 0; k < found.amounts.size(); ++k) {
-    const auto& [slot, amount] = found.amounts[k];
-    const auto i = static_cast<size_t>(slot);
-    hold_[i] += amount;
+    const auto i = static_cast<size_t>(found.amounts[k].first);
     spare_[i] = reserved_[i] ? spare_[i].Min(left[k].second) : left[k].second;
     reserved_[i] = 1;
     first_start_[i] = std::min(first_start_[i], found.start);
+  }
+  Plan(job, found);
+  ++reservations_;
+}
+
+void ReservationPlanner::Plan(const JobInfo& job, const Found& found) {
+  const auto est = EffectiveEstimate(job, st_.FindQueue(job.queue));
+  for (const auto& [slot, amount] : found.amounts) {
+    hold_[static_cast<size_t>(slot)] += amount;
     if (est.count() > 0) {
       Release r{found.start + est, slot, amount};
       hold_releases_.insert(std::upper_bound(hold_releases_.begin(), hold_releases_.end(), r), r);
     }
   }
-  ++reservations_;
 }
 
 void ReservationPlanner::Placed(const JobInfo& job, const std::vector<const TaskInfo*>& tasks) {
@@ -295,7 +300,7 @@ namespace tephra::sched {
 const char* StartEstimateKindName(StartEstimate::Kind k) {
   switch (k) {
     case StartEstimate::Kind::kReserved: return "reservation";
-    case StartEstimate::Kind::kLowerBound: return "lower_bound";
+    case StartEstimate::Kind::kPlanned: return "planned";
     case StartEstimate::Kind::kUnknown: return "unknown";
   }
   return "unknown";

@@ -180,7 +180,7 @@ std::string EstimateText(const StartEstimate& e, int64_t resolution) {
   auto secs = std::chrono::duration_cast<std::chrono::seconds>(e.at.time_since_epoch()).count();
   if (resolution > 1) secs = (secs + resolution - 1) / resolution * resolution;
   const std::string at = core::FormatRfc3339(WallTime(std::chrono::seconds(secs)));
-  if (e.kind == StartEstimate::Kind::kLowerBound) return "; starts no earlier than " + at;
+  if (e.kind == StartEstimate::Kind::kPlanned) return "; planned start " + at + " (not reserved)";
   return "; estimated start " + at + " (reserved on " + std::to_string(e.nodes.size()) + " node(s))";
 }
 

@@ -64,9 +64,9 @@ TEST(Why, ParseStartEstimate) {
   EXPECT_EQ(r->kind, "reservation");
   EXPECT_EQ(r->at, "2023-11-14T22:25:00Z");
   EXPECT_EQ(r->nodes, 4);
-  auto lb = ParseStartEstimate("position 21-30 in queue q; starts no earlier than 2023-11-14T23:00:00Z");
+  auto lb = ParseStartEstimate("position 21-30 in queue q; planned start 2023-11-14T23:00:00Z (not reserved)");
   ASSERT_TRUE(lb);
-  EXPECT_EQ(lb->kind, "lower_bound");
+  EXPECT_EQ(lb->kind, "planned");
   EXPECT_EQ(lb->at, "2023-11-14T23:00:00Z");
   auto none = ParseStartEstimate("position 2 in queue q; no start estimate: pods without a runningEstimate hold it");
   ASSERT_TRUE(none);

@@ -328,15 +328,19 @@ TEST_F(Conservative, TheSecondGangsReservationDoesNotTakeTheFirstsNodes) {
   EXPECT_EQ(std::set<std::string>(e2->nodes.begin(), e2->nodes.end()), (std::set<std::string>{"n0", "n3"}));
 }
 
-TEST_F(Reservations, BeyondTheDepthAGangGetsALowerBound) {
+TEST_F(Reservations, BeyondTheDepthAGangGetsAPlannedStart) {
   FourNodes();
-  Waiting("big", 2, 8, 600s);
-  Waiting("big2", 2, 8, 600s);
+  Waiting("big", 2, 8, 600s);   // reserved: n0 + n3, 100 s to 700 s
+  Waiting("big2", 2, 8, 600s);  // planned behind it: 700 s
+  Waiting("small", 1, 8, 5000s);
   CycleResult r = c_.Run();
   const StartEstimate* e2 = Estimate(r, "ns/big2");
   ASSERT_NE(e2, nullptr);
-  EXPECT_EQ(e2->kind, StartEstimate::Kind::kLowerBound);
-  EXPECT_EQ(e2->at, kNow + 100s);  // the earliest it fits when nobody goes first
+  EXPECT_EQ(e2->kind, StartEstimate::Kind::kPlanned);
+  EXPECT_EQ(e2->at, kNow + 700s);
+  EXPECT_TRUE(e2->nodes.empty());
+  // A plan holds nothing: only the reservation limits the jobs behind (n3 stays held for big).
+  EXPECT_EQ(c_.BoundCount("ns/small"), 0);
 }
 
 }  // namespace

@@ -165,16 +165,16 @@ TEST(JobReplay, EasyReservesForTheGangAndBackfillsWhatEndsBeforeIt) {
   EXPECT_EQ(b.estimate_kind, sched::StartEstimateKindName(sched::StartEstimate::Kind::kReserved));
   EXPECT_EQ(b.estimated_at, 10);
   EXPECT_EQ(b.estimated_start, 1000);
-  // C's first estimate is a lower bound behind B (it would fit at once if nobody went first): far off. Its
-  // reservation comes when B starts at 1000, for 1500, and is exact.
+  // C's first estimate is its planned start behind B (B's end, 1500), made on arrival: exact. Its reservation
+  // comes when B starts at 1000, for the same 1500.
   const JobOutcome& c = Of(r, "C");
-  EXPECT_EQ(c.estimate_kind, sched::StartEstimateKindName(sched::StartEstimate::Kind::kLowerBound));
-  EXPECT_EQ(c.estimated_start, 20);
+  EXPECT_EQ(c.estimate_kind, sched::StartEstimateKindName(sched::StartEstimate::Kind::kPlanned));
+  EXPECT_EQ(c.estimated_start, 1500);
   EXPECT_EQ(c.reserved_at, 1000);
   EXPECT_EQ(c.reserved_start, 1500);
   EXPECT_EQ(r.est_scored, 2);
-  EXPECT_DOUBLE_EQ(r.est_within_10pct, 50);
-  EXPECT_DOUBLE_EQ(r.est_within_60s, 50);
+  EXPECT_DOUBLE_EQ(r.est_within_10pct, 100);
+  EXPECT_DOUBLE_EQ(r.est_within_60s, 100);
   EXPECT_EQ(r.est_ever_reserved, 2);
   EXPECT_EQ(r.est_reserved_scored, 2);
   EXPECT_DOUBLE_EQ(r.est_reserved_within_10pct, 100);

@@ -99,6 +99,7 @@ class Allocator {
         ++ssn_.result().metrics.jobs_skipped_clean;
         if (!reserving) return;
         reserve_only = true;
+        memo_skipped_.insert(&j);
       }
       if (!QueueAdmits(ssn_, j)) return;
       ValidateResult v = ssn_.JobValid(j);
@@ -135,8 +136,12 @@ class Allocator {
       }
       const JobInfo* job = by_queue[best->name][next[best->name]++];
       if (reserve_only_.count(job)) {
-        Reserve(*job, *best);
-        continue;
+        // A gang at the front of the line is tried even when nothing about it changed: what held it back may
+        // have been the reservations of the gangs ahead, which move every cycle.
+        if (!memo_skipped_.count(job) || reserved_ >= st_.options().reservation_depth) {
+          Reserve(*job, *best);
+          continue;
+        }
       }
       AllocateJob(*job, *best);
       if (slice > 0) tried[job->key] = job->version;
@@ -161,8 +166,9 @@ class Allocator {
   }
 
   // A gang that cannot start now (docs/reservations.md): the first CoreOptions::reservation_depth of them in
-  // allocate's order get a reservation, the next estimate_depth a lower bound on their start. Either way the
-  // estimate goes to the cycle's result.
+  // allocate's order get a reservation, the next estimate_depth a planned start behind all of those ahead
+  // (conservative backfill's plan, which only the reserved ones are held to). Either way the estimate goes to
+  // the cycle's result.
   void Reserve(const JobInfo& job, const QueueInfo& q) {
     const auto& co = st_.options();
     if (reserved_ >= co.reservation_depth && estimated_ >= co.estimate_depth) return;
@@ -200,23 +206,15 @@ class Allocator {
       }
     } else {
       ++estimated_;
-      // Gangs of the same shapes and size share one walk (a line of identical small jobs costs one).
-      std::string key = domain.hard_topology ? "h" + std::to_string(domain.max_tier) : "a";
-      std::map<uint32_t, int> shapes;
-      for (const TaskInfo* t : tasks) ++shapes[t->shape];
-      for (const auto& [shape, n] : shapes) key += ";" + std::to_string(shape) + "x" + std::to_string(n);
-      auto it = lower_bounds_.find(key);
-      if (it == lower_bounds_.end()) {
-        auto found = Plan().Earliest(job, tasks, /*with_holds=*/false, domain, &why);
-        it = lower_bounds_.emplace(key, std::make_pair(found ? std::optional<WallTime>(found->start) : std::nullopt, why)).first;
-      }
-      if (it->second.first) {
-        e.kind = StartEstimate::Kind::kLowerBound;
-        e.at = *it->second.first;
-        e.why = "the earliest it fits if no other waiting job goes first; it has no reservation (beyond the "
-                "reservation depth)";
+      auto found = Plan().Earliest(job, tasks, /*with_holds=*/true, domain, &why);
+      if (found) {
+        Plan().Plan(job, *found);
+        e.kind = StartEstimate::Kind::kPlanned;
+        e.at = found->start;
+        e.why = "planned behind the gangs ahead of it, running pods ending at their estimates; not reserved, so "
+                "it may move";
       } else {
-        e.why = it->second.second;
+        e.why = why;
       }
     }
     ssn_.result().estimates.push_back(std::move(e));
@@ -226,8 +224,8 @@ class Allocator {
   const std::vector<char>* reserve_mask_ = nullptr;
   bool reserving_ = false;
   std::set<const JobInfo*> reserve_only_;  // blocked gangs this cycle places in the order without trying them
+  std::set<const JobInfo*> memo_skipped_;  // of those, the ones skipped only because they failed unchanged
   int reserved_ = 0, estimated_ = 0;
-  std::map<std::string, std::pair<std::optional<WallTime>, std::string>> lower_bounds_;
 
   struct Entry {
     double score;

@@ -23,7 +23,7 @@ std::optional<QueuePosition> ParsePosition(const std::string& message);
 
 // The start estimate the scheduler appends to the Queued message (docs/reservations.md):
 //   "; estimated start 2026-11-28T16:00:00Z (reserved on 4 node(s))"  kind "reservation"
-//   "; starts no earlier than 2026-11-28T16:00:00Z"                    kind "lower_bound"
+//   "; planned start 2026-11-28T16:00:00Z (not reserved)"             kind "planned"
 //   "; no start estimate: <why>"                                        kind "unknown"
 struct StartEstimateText {
   std::string kind;

@@ -79,7 +79,7 @@ struct JobOutcome {
   // (seconds from the trace's start), and its kind (StartEstimateKindName; empty: none was given).
   std::string estimate_kind = {};
   int64_t estimated_at = -1, estimated_start = -1;
-  // Its first reservation (kReserved estimate), which may come cycles after a first lower bound.
+  // Its first reservation (kReserved estimate), which may come cycles after a first planned start.
   int64_t reserved_at = -1, reserved_start = -1;
 };
 
@@ -98,7 +98,7 @@ struct JobReplayResult {
   // submission: the part of the replay where the trace, not the drain, sets the load), in percent.
   double gpu_utilisation = 0, gpu_utilisation_arrivals = 0;
   // Estimates: how many jobs got each kind as their first, and how many got a reservation at some point.
-  int est_reserved = 0, est_lower_bound = 0, est_unknown = 0, est_ever_reserved = 0;
+  int est_reserved = 0, est_planned = 0, est_unknown = 0, est_ever_reserved = 0;
   // Among jobs whose first estimate had a time and that did not start in the cycle that made it: how many,
   // and the share (percent) within 10% of the wait from the estimate's time, and within 60 s. `reserved_`:
   // the same for each job's first reservation (whatever its first estimate was).

@@ -66,6 +66,9 @@ class ReservationPlanner {
                                 const Domain& domain, std::string* why);
   // Makes `found` the reservation of `job`: later searches, Admits and Take see it.
   void Reserve(const JobInfo& job, const Found& found);
+  // Plans `job` at `found` without reserving: later searches see its capacity taken (so the gangs behind it
+  // get the start a conservative plan gives them), the backfill rule does not.
+  void Plan(const JobInfo& job, const Found& found);
   // `job` placed `tasks` this cycle: they hold their nodes until the job's expected end.
   void Placed(const JobInfo& job, const std::vector<const TaskInfo*>& tasks);
 

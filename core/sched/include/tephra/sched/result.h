@@ -82,7 +82,8 @@ struct SchedEvent {
 struct StartEstimate {
   enum class Kind : uint8_t {
     kReserved,    // it holds a reservation: it starts at `at` on `nodes` unless running pods overrun
-    kLowerBound,  // no reservation (beyond the reservation depth): it cannot start before `at`
+    kPlanned,     // beyond the reservation depth: where a conservative plan puts it, behind every gang ahead of
+                  // it; it holds nothing, so jobs behind may take its place and it may start later (or earlier)
     kUnknown,     // no time can be given; `why` says what is missing
   };
   std::string job;  // "<ns>/<name>"
