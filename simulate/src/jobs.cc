@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "csv.h"
+#include "sim_core.h"
 #include "tephra/sched/framework.h"
 #include "tephra/sched/scheduler.h"
 
@@ -160,14 +161,11 @@ core::StatusOr<JobReplayResult> ReplayJobs(const std::vector<TraceJob>& trace, c
                                            const JobReplayOptions& o) {
   if (o.nodes < 1) return Status(StatusCode::kInvalidArgument, "the cluster needs at least one node");
   if (o.period_seconds < 1) return Status(StatusCode::kInvalidArgument, "the cycle period must be at least 1 second");
-  auto created = sched::Scheduler::Create(conf);
-  if (!created.ok()) return created.status();
-  auto s = std::move(created).value();
+  auto core = internal::NewSimCore(conf);
+  if (!core.ok()) return core.status();
+  auto& s = core->scheduler;
   sched::ClusterState& st = s->state();
-  const int gpu = *st.resources().Intern("nvidia.com/gpu");
-  sched::QueueInfo q;
-  q.name = "default";
-  st.UpsertQueue(q);
+  const int gpu = core->gpu;
 
   JobReplayResult r;
   r.total_gpus = int64_t{o.nodes} * kGpusPerNode;

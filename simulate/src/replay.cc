@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "sim_core.h"
 #include "tephra/sched/scheduler.h"
 #include "tephra/simulate/replay.h"
 
@@ -56,14 +57,11 @@ std::vector<TracePod> TuneWorkload(const std::vector<TracePod>& pods, int64_t ca
 
 core::StatusOr<ReplayResult> Replay(const std::vector<TraceNode>& nodes, const std::vector<TracePod>& pods,
                                     const sched::SchedulerConf& conf, const ReplayOptions& o) {
-  auto created = sched::Scheduler::Create(conf);
-  if (!created.ok()) return created.status();
-  auto s = std::move(created).value();
+  auto core = internal::NewSimCore(conf);
+  if (!core.ok()) return core.status();
+  auto& s = core->scheduler;
   sched::ClusterState& st = s->state();
-  const int gpu = *st.resources().Intern("nvidia.com/gpu");
-  sched::QueueInfo q;
-  q.name = "default";
-  st.UpsertQueue(q);
+  const int gpu = core->gpu;
 
   ReplayResult r;
   r.seed = o.seed;
