@@ -365,6 +365,7 @@ class Planner {
   std::vector<DerivedEvent> DeriveEvents() const;
   void Kill(KillKind kind, const std::vector<const DerivedEvent*>& targets, const std::string& action);
   void KillPluginObjectsAndPodGroup();
+  std::optional<std::string> OverRunningEstimate();
   void Sync(bool initiate);
   void CountPods();
   void ApplyCheck(const Transition& t);
@@ -856,6 +857,38 @@ void Planner::Ttl() {
   }
 }
 
+// When the job is Running in a queue that enforces running estimates: the message to terminate it with once its
+// estimate has passed since it started running, or nullopt (with a requeue at the deadline) before then.
+std::optional<std::string> Planner::OverRunningEstimate() {
+  if (!obs_.queue) return std::nullopt;
+  const auto& qa = obs_.queue->metadata.annotations;
+  auto flag = qa.find(Str(api::kQueueEnforceRunningEstimateAnnotation));
+  if (flag == qa.end() || flag->second != "true") return std::nullopt;
+  auto seconds_of = [](const std::string& go) -> int64_t {
+    if (go.empty()) return 0;
+    auto d = api::ParseGoDuration(go);
+    return d.ok() && d->count() > 0 ? std::chrono::duration_cast<std::chrono::seconds>(*d).count() : 0;
+  };
+  auto annotation = [&](std::string_view key) {
+    auto it = qa.find(Str(key));
+    return it == qa.end() ? std::string() : it->second;
+  };
+  int64_t limit = seconds_of(job_.spec.running_estimate);
+  const int64_t max = seconds_of(annotation(api::kQueueMaxRunningEstimateAnnotation));
+  if (limit <= 0) limit = seconds_of(annotation(api::kQueueDefaultRunningEstimateAnnotation));
+  if (max > 0 && limit > max) limit = max;
+  if (limit <= 0) return std::nullopt;  // nothing to hold it to
+  const WallTime since = ParseTime(job_.status.state.last_transition_time, obs_.now);
+  const WallTime deadline = since + std::chrono::seconds(limit);
+  if (obs_.now < deadline) {
+    MinRequeue(&out_, deadline - obs_.now);
+    return std::nullopt;
+  }
+  return "the job ran " + api::FormatGoDuration(obs_.now - since) + ", past its running estimate " +
+         api::FormatGoDuration(std::chrono::seconds(limit)) + "; queue " + obs_.queue->metadata.name +
+         " enforces running estimates (" + Str(api::kQueueEnforceRunningEstimateAnnotation) + "), so it is terminated";
+}
+
 Actions Planner::Run() {
   // A job being deleted is left to the garbage collector (its pods are owned and go with it).
   if (!job_.metadata.deletion_timestamp.empty()) return std::move(out_);
@@ -873,6 +906,9 @@ Actions Planner::Run() {
   std::string action = Str(api::kActionSyncJob);
   std::string event = Str(api::kEventOutOfSync);
   const std::string phase = job_.status.state.phase;
+  // A queue that enforces running estimates ends a job that outran its own (docs/reservations.md): the
+  // reservations behind it were made on the promise.
+  std::optional<std::string> overran = phase == api::kJobPhaseRunning && !obs_.request ? OverRunningEstimate() : std::nullopt;
   // Pod events only matter while the job runs or restarts; in every other phase any action maps to the
   // same row of the table, so deriving them would only produce noise.
   const bool live = phase.empty() || phase == api::kJobPhasePending || phase == api::kJobPhaseRunning ||
@@ -882,6 +918,10 @@ Actions Planner::Run() {
   if (obs_.request) {
     action = obs_.request->action;
     event = obs_.request->event;
+  } else if (overran) {
+    action = Str(api::kActionTerminateJob);
+    event = "RunningEstimateExceeded";
+    out_.events.push_back({Str(api::kEventTypeWarning), "RunningEstimateExceeded", *overran});
   } else {
     int best = ActionRank(action);
     for (const auto& ev : events) {

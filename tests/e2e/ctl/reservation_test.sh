@@ -7,8 +7,10 @@
 #     `vcctl job list -o wide` show that time; the scheduler exports it as a metric.
 #  2. Behind it: a 10-minute job and a job without runningEstimate would hold the idle node past the reservation
 #     and stay pending; a 10 s job fits before it and runs at once (time-limit backfill).
+#     `vcctl job run --test-only` answers when a new job would start, and creates nothing.
 #  3. The gang starts when the runner ends, at the time it was told (within the estimate resolution and the
 #     simulated kubelet's delay), while the two held-back jobs are still pending.
+#  4. A queue annotated tephra.io/enforce-running-estimate=true terminates a job that outruns its estimate.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=stack.sh
@@ -119,3 +121,35 @@ late=$(( started - $(epoch "$told") ))
 [ "$late" -ge -2 ] && [ "$late" -le 8 ] || fail "big started at $(date -u -d "@$started" +%FT%TZ), told $told (${late}s late)"
 for j in long-small no-estimate; do is_phase "$j" Pending || fail "$j ran before big: $(phase "$j")"; done
 note "3. big started ${late}s after the time it was told, before the jobs behind it"
+
+# ---------------------------------------------------------------- 4. a queue that enforces running estimates
+vcctl queue create -n strict >/dev/null
+k annotate queue strict tephra.io/enforce-running-estimate=true >/dev/null
+cat >"$WORK/overrun.yaml" <<YAML
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: overrun}
+spec:
+  schedulerName: volcano
+  queue: strict
+  minAvailable: 1
+  runningEstimate: 5s
+  tasks:
+  - name: w
+    replicas: 1
+    template:
+      metadata: {annotations: {tephra.io/sim-run-seconds: "600"}}
+      spec:
+        restartPolicy: Never
+        containers: [{name: main, image: busybox, resources: {requests: {cpu: "100m"}}}]
+YAML
+vcctl job run -f "$WORK/overrun.yaml" >/dev/null
+wait_until "overrun Running" 60 is_phase overrun Running || fail "overrun: $(phase overrun)"
+ran_from=$(date +%s)
+ended() { [ "$(phase overrun)" = Terminated ]; }
+wait_until "overrun terminated past its 5s estimate" 60 ended || fail "overrun: $(phase overrun)"
+took=$(( $(date +%s) - ran_from ))
+[ "$took" -le 15 ] || fail "terminated ${took}s after it started running, estimate 5s"
+k get events --field-selector reason=RunningEstimateExceeded -o jsonpath='{.items[*].message}' >"$WORK/ev"
+grep -q "past its running estimate 5s" "$WORK/ev" || fail "no RunningEstimateExceeded Event: $(cat "$WORK/ev")"
+note "4. queue strict enforces running estimates: a job past its 5 s estimate was terminated after ${took}s"

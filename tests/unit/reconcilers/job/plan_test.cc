@@ -866,3 +866,63 @@ TEST(PlanTest, RayJobWithoutHeadIsASyncError) {
 
 }  // namespace
 }  // namespace tephra::reconcilers::job
+
+namespace tephra::reconcilers::job {
+namespace {
+
+// docs/reservations.md, "Enforcing the estimate": a queue that asks for it holds its jobs to their running
+// estimate; other queues do not.
+api::Queue EnforcingQueue(bool enforce) {
+  api::Queue q;
+  q.metadata.name = "default";
+  if (enforce) q.metadata.annotations["tephra.io/enforce-running-estimate"] = "true";
+  return q;
+}
+
+TEST(PlanTest, AQueueThatEnforcesRunningEstimatesTerminatesAJobPastItsEstimate) {
+  api::Job job = MakeJob("j", {Task("worker", 2)});
+  job.spec.running_estimate = "10m";
+  World w = Started(job);
+  w.obs.queue = EnforcingQueue(true);
+  ASSERT_EQ(w.obs.job.status.state.phase, "Running");
+  // Before the estimate has passed: nothing happens, and the job is looked at again when it does.
+  Actions before = w.Plan();
+  EXPECT_EQ(before.action, "SyncJob");
+  ASSERT_TRUE(before.requeue_after);
+  EXPECT_LE(*before.requeue_after, std::chrono::minutes(10));
+  EXPECT_GT(*before.requeue_after, std::chrono::minutes(9));
+  w.obs.now += std::chrono::minutes(10);
+  Actions after = w.Plan();
+  EXPECT_EQ(after.action, "TerminateJob");
+  ASSERT_TRUE(after.update_status);
+  EXPECT_EQ(after.update_status->state.phase, "Terminating");
+  bool said = false;
+  for (const auto& e : after.events)
+    if (e.reason == "RunningEstimateExceeded" && e.message.find("past its running estimate 10m0s") != std::string::npos)
+      said = true;
+  EXPECT_TRUE(said);
+}
+
+TEST(PlanTest, RunningEstimatesAreNotEnforcedUnlessTheQueueAsks) {
+  api::Job job = MakeJob("j", {Task("worker", 2)});
+  job.spec.running_estimate = "10m";
+  World w = Started(job);
+  w.obs.queue = EnforcingQueue(false);
+  w.obs.now += std::chrono::hours(5);
+  EXPECT_EQ(w.Plan().action, "SyncJob");
+}
+
+TEST(PlanTest, TheQueuesMaximumCapsTheEnforcedEstimate) {
+  api::Job job = MakeJob("j", {Task("worker", 2)});
+  job.spec.running_estimate = "10h";
+  World w = Started(job);
+  w.obs.queue = EnforcingQueue(true);
+  w.obs.queue->metadata.annotations["tephra.io/max-running-estimate"] = "1h";
+  w.obs.now += std::chrono::minutes(59);
+  EXPECT_EQ(w.Plan().action, "SyncJob");
+  w.obs.now += std::chrono::minutes(1);
+  EXPECT_EQ(w.Plan().action, "TerminateJob");
+}
+
+}  // namespace
+}  // namespace tephra::reconcilers::job

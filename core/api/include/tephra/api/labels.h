@@ -77,6 +77,10 @@ inline constexpr std::string_view kTephraPrefix = "tephra.io/";
 inline constexpr std::string_view kRunningEstimateAnnotation = "tephra.io/running-estimate";
 inline constexpr std::string_view kQueueDefaultRunningEstimateAnnotation = "tephra.io/default-running-estimate";
 inline constexpr std::string_view kQueueMaxRunningEstimateAnnotation = "tephra.io/max-running-estimate";
+// A Queue annotation "true": its jobs are held to their running estimate. A job still Running when its estimate
+// (its own, capped by the queue's maximum, else the queue's default) has passed is terminated, like a Kubernetes
+// Job past activeDeadlineSeconds (docs/reservations.md).
+inline constexpr std::string_view kQueueEnforceRunningEstimateAnnotation = "tephra.io/enforce-running-estimate";
 // nodesim: how long a pod bound to a simulated node runs, and the exit code it ends with (0 = Succeeded).
 inline constexpr std::string_view kSimRunSecondsAnnotation = "tephra.io/sim-run-seconds";
 inline constexpr std::string_view kSimExitCodeAnnotation = "tephra.io/sim-exit-code";
