@@ -82,6 +82,7 @@ CycleResult Scheduler::RunCycle(WallTime now) {
     out.metrics.e2e_us = ssn.NowUs() - t0;
     return out;
   }
+  out.metrics.open_session_us = ssn.NowUs() - t0;
   for (const auto& action : actions_) {
     // A yielded allocate defers the rest of the round's actions: preempting or backfilling for jobs that
     // allocate has not reached yet would act on a half-made decision.
@@ -101,6 +102,8 @@ CycleResult Scheduler::RunCycle(WallTime now) {
   }
   for (const auto& e : out.estimates) estimates_[e.job] = e;
   ComputePositions(ssn);
+  // Kept past the session for metrics and the web view (a map of queues: small).
+  queue_deserved_ = ssn.queue_deserved();
   ssn.Close();
   WriteStatus(ssn);
   out.metrics.e2e_us = ssn.NowUs() - t0;

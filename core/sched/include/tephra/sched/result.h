@@ -100,6 +100,7 @@ const char* StartEstimateKindName(StartEstimate::Kind k);
 struct CycleMetrics {
   // Durations in microseconds, measured with the injected clock (all zero when no clock was given).
   int64_t e2e_us = 0;
+  int64_t open_session_us = 0;  // volcano_open_session_duration_milliseconds: plugins' OnSessionOpen
   std::map<std::string, int64_t> action_us;  // volcano_action_scheduling_latency_microseconds{action}
   std::map<std::string, int64_t> plugin_us;  // volcano_plugin_scheduling_latency_microseconds{plugin}
   // volcano_schedule_attempts_total{result="scheduled|unschedulable|error"}: job allocation attempts.

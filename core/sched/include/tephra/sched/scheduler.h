@@ -74,6 +74,12 @@ class Scheduler {
   core::StatusOr<StartEstimate> WhatIf(const JobInfo& job, std::vector<TaskInfo> tasks, WallTime now);
   // The latest start estimates of waiting gangs (docs/reservations.md), by job key.
   const std::map<std::string, StartEstimate>& estimates() const { return estimates_; }
+  // Waiting jobs' 1-based places in their queue's order (job key -> place), as last computed (at most every
+  // CoreOptions::queue_position_interval_ms).
+  const std::map<std::string, int>& positions() const { return position_; }
+  // Each queue's deserved share as the last session's proportion or capacity plugin computed it; empty when
+  // neither runs.
+  const std::map<std::string, Resource>& queue_deserved() const { return queue_deserved_; }
 
   // Makes the next cycle emit the full desired status of every PodGroup and Queue again, even where it
   // equals what was last emitted (no Events are repeated). The process calls this periodically: the
@@ -113,6 +119,7 @@ class Scheduler {
   std::set<std::string> refresh_dirty_;
   WallTime positions_at_{};
   std::map<std::string, StartEstimate> estimates_;  // job key -> its latest start estimate
+  std::map<std::string, Resource> queue_deserved_;
   std::vector<std::string> reserved_order_;         // gangs holding a reservation, in allocate's order
   double position_tokens_ = 0;
   WallTime tokens_at_{};
