@@ -195,6 +195,11 @@ void Manager::AddPostHandler(std::string path, std::function<ServerResponse(cons
   post_handlers_.emplace_back(std::move(path), std::move(handler));
 }
 
+void Manager::AddGetHandler(std::string path, std::function<ServerResponse(const ServerRequest&)> handler) {
+  core::MutexLock l(mu_);
+  get_handlers_.emplace_back(std::move(path), std::move(handler));
+}
+
 void Manager::AddLivenessCheck(std::string name, std::function<bool()> ok) {
   core::MutexLock l(mu_);
   live_checks_.emplace_back(std::move(name), std::move(ok));
@@ -259,6 +264,7 @@ core::Status Manager::StartServers() {
     {
       core::MutexLock l(mu_);
       for (const auto& [path, handler] : post_handlers_) metrics_srv_->HandlePost(path, handler);
+      for (const auto& [path, handler] : get_handlers_) metrics_srv_->Handle(path, handler);
     }
     if (auto s = metrics_srv_->Start(o_.metrics_address); !s.ok())
       return s.Annotate("serving /metrics on " + o_.metrics_address);

@@ -161,6 +161,9 @@ class Manager {
   // A POST endpoint on the metrics server (the scheduler's what-if, docs/reservations.md), under the same
   // address and options as /metrics. Call before Run.
   void AddPostHandler(std::string path, std::function<ServerResponse(const ServerRequest&)> handler);
+  // A GET endpoint on the metrics server (the scheduler's web view), under the same address and options as
+  // /metrics. Call before Run.
+  void AddGetHandler(std::string path, std::function<ServerResponse(const ServerRequest&)> handler);
   // What /metrics serves: the collectors run, then the registry's exposition.
   std::string ScrapeMetrics();
 
