@@ -1,7 +1,6 @@
 #include "reconciler.h"
 
 #include <algorithm>
-#include <cmath>
 #include <future>
 #include <thread>
 
@@ -51,10 +50,9 @@ JobReconciler::JobReconciler(JobReconcilerOptions opts)
                               {"queue_name", "action"});
   // 50 ms .. 60 s in 30 steps, Volcano's range: pods are created within a second unless quota or the API
   // server pushes back.
-  std::vector<double> b;
-  for (int i = 0; i < 30; ++i) b.push_back(50.0 * std::pow(60000.0 / 50.0, i / 29.0));
   pod_creation_ms_ = reg.AddHistogram("volcano_controller_job_to_pod_creation_latency_milliseconds",
-                                      "From a job's creation to the controller creating its first pods", {}, b)
+                                      "From a job's creation to the controller creating its first pods", {},
+                                      kube::metrics::ExponentialBucketsRange(50, 60000, 30))
                          .With({});
 }
 
