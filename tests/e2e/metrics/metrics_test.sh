@@ -182,7 +182,10 @@ wait_until "a queue position for too-big" 60 has_series scheduler 'tephra_job_qu
 wait_until "job completed metric" 30 has_series controller 'volcano_job_completed_phase_count{job_name="done-job"' ||
   fail "volcano_job_completed_phase_count has no series for done-job"
 has_series controller 'volcano_job_failed_phase_count{job_name="failing-job"' || fail "no failed count for failing-job"
-wait_scheduler_cycles "$SCHED_HEALTH" 3 || fail "scheduler not cycling"
+cycles() { scrape scheduler | awk '$1 == "tephra_scheduler_cycles_total" {print int($2)}'; }
+c0=$(cycles)
+cycled() { [ "$(cycles)" -ge $((c0 + 3)) ]; }
+wait_until "3 more scheduling cycles" 60 cycled || fail "scheduler not cycling"
 # The same series by value: the vGPU card holds the job's 2048 MiB; a leaf offers its two nodes' 8 GPUs.
 scrape scheduler >"$LOGS/scheduler.metrics"
 grep -q '^volcano_vgpu_device_allocated_memory{devID="[^"]*",NodeName="vgpu-0"} 2048$' "$LOGS/scheduler.metrics" ||

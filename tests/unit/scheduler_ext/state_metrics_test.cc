@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "unit/sched/fixture.h"
+#include "../sched/fixture.h"
 
 namespace tephra::scheduler {
 namespace {
@@ -29,11 +29,12 @@ TEST(StateMetrics, QueuesNodesHyperNodesJobsAndPositions) {
   leaf.members.push_back(member);
   c.st().UpsertHyperNode(leaf);
   c.Queue("default");
-  c.Queue("research", 2, sched::Resource::CpuMem(12000, 64 * kGi));
+  c.Queue("research", 2, sched::Resource::Unlimited().With(sched::kCpu, 12000).With(sched::kMemory, 64 * kGi));
   // A gang of two that fits (2 GPUs each), and one of three that cannot (4 GPUs each on two 4-GPU nodes).
   c.Gang("train", 2, sched::Resource::CpuMem(1000, kGi).With(c.gpu(), 2), "research");
   c.Gang("huge", 3, sched::Resource::CpuMem(1000, kGi).With(c.gpu(), 4));
-  c.Run();
+  // Enqueue admits in one cycle, allocate places in the next.
+  for (int i = 0; i < 3; ++i) c.RunAt(i);
   m.Export(c.s());
   const std::string out = "\n" + reg.Expose();
 
