@@ -480,6 +480,7 @@ class SchedulerProcess::Impl {
     uint64_t seen = 0;                // the last cycle that saw it
     bool waited = false;              // seen short of its minimum
     bool done = false;                // its minimum was placed (measured, or running before we started)
+    metrics::Counter* retries = nullptr;  // its volcano_job_retry_counts child, once it has one
   };
   std::unordered_map<std::string, JobTrack> job_track_;
   std::set<std::string> reserved_announced_;  // gangs whose current reservation got its Reserved Event
@@ -1032,10 +1033,14 @@ void SchedulerProcess::Impl::RunOneCycle() {
     if (waiting) ++unschedulable_jobs;
     if (j.implicit) return;
     ++tracked;
-    // Volcano's gang plugin counts a retry for every session that left the job short of its minimum.
-    if (j.sched.failed && j.sched.failed_cycle == cycle) m_.job_retries->With({j.name})->Inc();
     JobTrack& tr = job_track_[j.key];
     tr.seen = cycle;
+    // Volcano's gang plugin counts a retry for every session that closes with the job's pods pending and its
+    // minimum not placed. The child is looked up once per job, not once per cycle.
+    if (waiting) {
+      if (!tr.retries) tr.retries = m_.job_retries->With({j.name});
+      tr.retries->Inc();
+    }
     if (tr.done) return;
     if (tr.labels.empty()) tr.labels = {j.name, j.queue, j.ns};
     if (j.ReadyCount() < j.min_member || j.min_member == 0) {
@@ -1071,6 +1076,10 @@ void SchedulerProcess::Impl::RunOneCycle() {
       std::set<std::string> names;
       for (const auto& l : gone) names.insert(l[0]);
       m_.job_retries->RemoveIf([&](const std::vector<std::string>& l) { return names.count(l[0]) > 0; });
+      // job_id is the bare name (Volcano's label): a job of the same name in another namespace shared the
+      // child just removed, so it must look it up again.
+      for (auto& [key, tr] : job_track_)
+        if (tr.retries && !tr.labels.empty() && names.count(tr.labels[0])) tr.retries = nullptr;
     }
   }
   for (const auto& b : res.binds)

@@ -102,7 +102,8 @@ void StateMetrics::Export(const sched::Scheduler& core) {
     if (j.phase == sched::PodGroupPhase::kInqueue && j.min_resources) inqueue[j.queue] += *j.min_resources;
     ns_alloc[j.ns] += j.allocated;
     if (!j.implicit) job_share_.Set({j.ns, j.name}, DominantShare(j.allocated, total, dims));
-    if (j.sched.failed && j.Count(sched::TaskStatus::kPending) > 0)
+    // Pods pending and the minimum not placed: the same gangs volcano_unschedule_job_count counts.
+    if (j.Count(sched::TaskStatus::kPending) > 0 && j.ReadyCount() < j.min_member)
       unschedule_tasks_.Set({j.name}, j.Count(sched::TaskStatus::kPending));
   });
   const auto& deserved = core.queue_deserved();

@@ -119,7 +119,7 @@ scrape() {
     nodesim) curl -fsS "http://127.0.0.1:$NODESIM_PORT/metrics" ;;
   esac
 }
-metric() { scrape "$1" | awk -v n="$2" '$1 == n {print $2; exit}'; }
+metric() { scrape "$1" | awk -v n="$2" '$1 == n {v = $2} END {print v}'; }
 
 # --- the log level at run time (controller, unprotected)
 [ "$(curl -fsS "http://127.0.0.1:$CTRL_PORT/debug/flags/v")" = info ] || fail "the controller starts at info"
@@ -132,7 +132,8 @@ grep -q 'msg="log level changed".*to=debug' "$LOGS/controller.log" || fail "no l
 note "log level: PUT 4 -> debug, bad value 400, back to info"
 
 # --- a workload that touches every family it can: a second queue with a capability and a guarantee, a gang
-# that completes, one that fails, a vGPU job, one too big to place (unschedulable, queue position, reservation)
+# that completes, one that fails, a vGPU job, one admitted (the cluster has its 5 GPUs) but too big for any node
+# (unschedulable tasks, retries, a queue position)
 k apply -f - >/dev/null <<'EOF'
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
@@ -168,15 +169,18 @@ spec:
 EOF
 }
 { job done-job research 2 1 3 0; echo ---; job failing-job default 1 "" 3 1; echo ---
-  job long-job research 2 2 3600 0; echo ---; job too-big default 6 4 60 0; echo ---
+  job long-job research 2 2 3600 0; echo ---; job too-big default 1 5 60 0; echo ---
   job vgpu-job default 1 "" 3600 0 'volcano.sh/vgpu-number: "1", volcano.sh/vgpu-memory: "2048"'; } | k apply -f - >/dev/null
 phase() { k get vcjob "$1" -o jsonpath='{.status.state.phase}'; }
+# On a failure: what the scheduler said about the job's pods.
+why() { k get pods -l "volcano.sh/job-name=$1" -o jsonpath='{range .items[*]}{.metadata.name}: {.status.conditions[*].message}{"\n"}{end}'; }
 is_phase() { [ "$(phase "$1")" = "$2" ]; }
 wait_until "done-job Completed" 120 is_phase done-job Completed || fail "done-job did not complete"
 wait_until "failing-job Failed" 120 is_phase failing-job Failed || fail "failing-job did not fail"
 wait_until "long-job Running" 60 is_phase long-job Running || fail "long-job did not run"
-wait_until "vgpu-job Running" 60 is_phase vgpu-job Running || fail "vgpu-job did not run"
-has_series() { scrape "$1" | grep -q "^$2"; }
+wait_until "vgpu-job Running" 60 is_phase vgpu-job Running || fail "vgpu-job did not run: $(why vgpu-job)"
+# The whole scrape first: `grep -q` would stop reading early, and curl's failed write fails the pipeline.
+has_series() { local m; m=$(scrape "$1") && grep -q "^$2" <<<"$m"; }
 wait_until "a queue position for too-big" 60 has_series scheduler 'tephra_job_queue_position{namespace="default",podgroup="too-big' ||
   fail "no queue position for the job that cannot be placed"
 wait_until "job completed metric" 30 has_series controller 'volcano_job_completed_phase_count{job_name="done-job"' ||
