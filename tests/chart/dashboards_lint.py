@@ -139,7 +139,7 @@ def walk_datasources(node, path, problems, where):
         for k, v in node.items():
             if k == "datasource":
                 ok = (isinstance(v, dict) and v.get("type") == "prometheus" and v.get("uid") in DATASOURCE_UIDS) or \
-                     v in DATASOURCE_UIDS
+                     (isinstance(v, str) and v in DATASOURCE_UIDS)
                 if not ok:
                     problems.append(f"{where}: {path}.datasource is {json.dumps(v)}; only {json.dumps(DATASOURCE)} is allowed")
             else:
