@@ -10,7 +10,8 @@ Every charts/tephra/dashboards/*.json must:
     other than a row at least one target, each with a refId (unique in the panel) and a non-empty `expr`;
   * query only metric names of docs/metrics.md's tables (first column, in backticks); a histogram only
     through `_bucket`, `_sum` or `_count`; rate()/increase()/irate() only over counters and histogram series;
-  * use only template variables it defines (plus Grafana's `$__rate_interval`, `$__interval`, `$__range`, ...).
+  * use only template variables it defines (plus Grafana's `$__rate_interval`, `$__interval`, `$__range`, ...),
+    and its own only inside a `=~"..."` matcher (multi-value and All expand to regular expressions).
 
 Template variable queries (`label_values(<metric>, <label>)`) are checked like panel expressions.
 The e2e tests/e2e/observability/prometheus_test.sh runs every expression against a real Prometheus.
@@ -125,6 +126,9 @@ def check_expr(expr, metrics, variables, where, problems):
         v = m.group(1) or m.group(2)
         if v not in variables and v not in GRAFANA_VARS:
             problems.append(f"{where}: uses ${v}, which the dashboard does not define: {expr}")
+        elif v in variables and not re.search(r'=~\s*"[^"]*$', expr[:m.start()]):
+            # Multi-value and All both expand to regular expressions, and the e2e substitutes `.*`.
+            problems.append(f"{where}: ${v} outside a =~\"...\" matcher: {expr}")
     depth = 0
     for ch in strip_strings(expr):
         depth += {"(": 1, ")": -1}.get(ch, 0)
@@ -254,11 +258,12 @@ def self_test(metrics):
                {"id": 1, "type": "timeseries", "title": "p1", "gridPos": {"h": 1, "w": 12, "x": 0, "y": 0},
                 "datasource": {"type": "prometheus", "uid": "prom-1"},
                 "targets": [{"refId": "A", "expr": "sum(no_such_metric)"}, {"refId": "B"},
-                            {"refId": "C", "expr": 'rate(volcano_queue_share{queue_name=~"$queue"}[1m])'}]},
+                            {"refId": "C", "expr": 'rate(volcano_queue_share{queue_name=~"$queue"}[1m])'},
+                            {"refId": "D", "expr": 'volcano_queue_weight{queue_name="$datasource"}'}]},
                {"id": 1, "type": "stat", "title": "p2", "gridPos": {"h": 1, "w": 12, "x": 12, "y": 0},
                 "targets": [{"refId": "A", "expr": "volcano_e2e_scheduling_latency_milliseconds"}]}]}
     want = ["`no_such_metric` is not in docs/metrics.md", "target B has no expr", "rate() over gauge",
-            "uses $queue", "id 1 also used", "prom-1", "has no series of its own"]
+            "uses $queue", "$datasource outside a =~", "id 1 also used", "prom-1", "has no series of its own"]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "bad.json")
         with open(path, "w") as f:

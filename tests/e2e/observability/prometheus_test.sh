@@ -10,7 +10,7 @@
 #     that fails once and then completes after its restart; a GPU training gang whose node loses a card (the
 #     fault controller records it, replaces the pod, the job is whole again elsewhere); a low-priority filler
 #     preempted by a high-priority gang; then a gang too wide to start now (a reservation, a queue position),
-#     and a job no node can take (unschedulable).
+#     a job no node can take (unschedulable), and a second node fault that the node budget holds.
 #  3. Once every target has been scraped twice after the workload, every panel target and every template
 #     variable of every dashboard is queried (check_dashboards.py: variables -> .*, $__rate_interval -> 1m,
 #     $__range -> 10m) and must return at least one series. The table panel -> series count goes to stdout
@@ -197,6 +197,13 @@ wait_until "stuck Unschedulable" 60 stuck_unschedulable || { dump; fail "stuck: 
 note "wide: $(pg_message wide | tr '\n' ' ')"
 note "stuck: $(pg_message stuck | tr '\n' ' ')"
 wait_scheduler_cycles "$SCHED_METRICS" 3 30 || fail "the scheduler stopped cycling"
+
+# A second node faults within the budget window: --fault-max-node-fraction (0.1, at least one node) holds it.
+held_node=$(k get nodes -o name | sed 's|^node/||' | grep -vx "$fault_node" | head -n1)
+k annotate node "$held_node" tephra.io/sim-conditions=GpuXidError >/dev/null
+fault_held() { curl -fsS "http://127.0.0.1:$CTRL_METRICS/metrics" | grep -q '^tephra_fault_actions_held_total'; }
+wait_until "the fault on $held_node held by the node budget" 60 fault_held || fail "no tephra_fault_actions_held_total after a second fault"
+note "second fault on $held_node held by the node budget"
 
 # ---------------------------------------------------------------------------------------- 3. the panels
 done_at=$(date +%s.%N)
