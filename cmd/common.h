@@ -8,6 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tephra/kube/metrics_auth.h"
+
 namespace tephra::cmd {
 
 struct CommonFlags {
@@ -18,6 +20,7 @@ struct CommonFlags {
   std::string log_level = "info"; // --log-level: trace|debug|info|warn|error
   std::string metrics_addr;       // --metrics-addr host:port ("" = role default, "0" = off)
   std::string health_addr;        // --health-addr host:port
+  kube::MetricsServing metrics_serving;  // --metrics-tls-cert-file, --metrics-tls-private-key-file, --metrics-client-ca-file, --metrics-auth
   double graceful_shutdown_seconds = 5;  // --graceful-shutdown-seconds: first stop signal -> forced exit
 };
 
@@ -42,6 +45,7 @@ void ApplyCommonFlags(const CommonFlags& f, RoleOptions* o) {
   o->kube_api_qps = f.kube_api_qps;
   o->kube_api_burst = f.kube_api_burst;
   o->log_level = f.log_level;
+  o->metrics_serving = f.metrics_serving;
   o->graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(f.graceful_shutdown_seconds * 1000));
 }
 

@@ -27,6 +27,16 @@ void AddCommonFlags(CLI::App* app, CommonFlags* f) {
   app->add_option("--log-level", f->log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
   app->add_option("--metrics-addr", f->metrics_addr, "host:port for /metrics (empty: role default; 0: off)");
+  app->add_option("--metrics-tls-cert-file", f->metrics_serving.tls_cert_file,
+                  "Serve /metrics (and what is beside it) over HTTPS with this certificate (re-read when it changes)");
+  app->add_option("--metrics-tls-private-key-file", f->metrics_serving.tls_key_file, "The key of --metrics-tls-cert-file");
+  app->add_option("--metrics-client-ca-file", f->metrics_serving.client_ca_file,
+                  "Require metrics clients to present a certificate signed by this CA");
+  app->add_option("--metrics-auth", f->metrics_serving.auth,
+                  "none, or kubernetes: a bearer token checked by TokenReview and allowed the request's verb on its "
+                  "path by SubjectAccessReview (probes stay open)")
+      ->check(CLI::IsMember({"none", "kubernetes"}))
+      ->capture_default_str();
   app->add_option("--health-addr", f->health_addr, "host:port for /healthz and /readyz (empty: role default; 0: off)");
   app->add_option("--graceful-shutdown-seconds", f->graceful_shutdown_seconds,
                   "After SIGTERM/SIGINT, exit at the latest after this long even if the API server does not "

@@ -63,6 +63,7 @@ int Run(const NodesimFlags& f) {
   mo.graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(f.common.graceful_shutdown_seconds * 1000));
   mo.metrics_address = f.common.metrics_addr;  // off unless asked for
   mo.health_address = f.common.health_addr;
+  mo.metrics_serving = f.common.metrics_serving;
   auto created = kube::Manager::Create(std::move(mo));
   if (!created.ok()) return Fail(created.status().ToString());
   kube::Manager& mgr = **created;

@@ -113,6 +113,11 @@ class JobReconciler final : public kube::Reconciler {
   std::map<std::string, Memory> memory_ TEPHRA_GUARDED_BY(mu_);
   kube::Controller* controller_ = nullptr;  // set by RegisterHandlers; not owned
   kube::metrics::CounterFamily* defaults_applied_ = nullptr;  // {job_namespace}
+  // Volcano's job metrics (docs/metrics.md): phase counts, creation-to-pods latency; Tephra's restarts.
+  kube::metrics::CounterFamily* completed_ = nullptr;  // {job_name, queue_name}
+  kube::metrics::CounterFamily* failed_ = nullptr;     // {job_name, queue_name}
+  kube::metrics::CounterFamily* restarts_ = nullptr;   // {queue_name, action}
+  kube::metrics::Histogram* pod_creation_ms_ = nullptr;
 };
 
 }  // namespace tephra::reconcilers::job

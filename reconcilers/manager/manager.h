@@ -21,6 +21,7 @@
 
 #include "fault/plan.h"
 #include "tephra/core/status.h"
+#include "tephra/kube/metrics_auth.h"
 
 namespace tephra::reconcilers::manager {
 
@@ -73,6 +74,7 @@ struct ManagerOptions {
   std::chrono::milliseconds graceful_shutdown{5000};  // --graceful-shutdown-seconds (kube/signals.h)
   std::string metrics_address = ":8081";  // "" or "0" = off
   std::string health_address = ":11251";  // "" or "0" = off
+  kube::MetricsServing metrics_serving;   // TLS and auth of metrics_address (--metrics-*)
 };
 
 // Resolves --controllers with Volcano's rule: for each controller the first entry naming it decides ("name"

@@ -121,6 +121,10 @@ void Binder::Worker() {
       ++in_flight_;
     }
     BindOutcome o;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto ms_since = [](std::chrono::steady_clock::time_point t) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
     // Kubernetes' volume binder does this in PreBind: the chosen volume learns its claim, the claim to be
     // provisioned learns its node, so a failure here fails the bind (the gang is rolled back and retried)
     // instead of binding a pod whose volume never comes.
@@ -142,11 +146,14 @@ void Binder::Worker() {
         break;
       }
     }
+    if (claims_named) o.prebind_ms = d.bind_volumes.empty() && d.select_node_claims.empty() ? 0 : ms_since(t0);
     if (claims_named) {
+      const auto t1 = std::chrono::steady_clock::now();
       // Chosen cards travel on the Binding: the pod and its device annotations change in one write, so the
       // node's device plugin never sees the pod bound without them.
       o.status = client_->Bind(d.ns, d.name, d.task_uid, d.node, DeviceBindAnnotations(d, std::chrono::system_clock::now()));
       o.result = ClassifyBind(o.status);
+      o.bind_ms = ms_since(t1);
     } else {
       o.result = BindResult::kFailed;  // never "already assigned": the pod was not bound at all
     }

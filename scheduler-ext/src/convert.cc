@@ -491,6 +491,7 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
   t.scheduling_gated = !pod.spec.scheduling_gates.empty();
   t.nominated_node = pod.status.nominated_node_name;
   if (!pod.status.start_time.empty()) t.start_time = ParseTime(pod.status.start_time);
+  t.creation_time = ParseTime(pod.metadata.creation_timestamp);
   t.controller = SpreadControllerOf(pod);
   t.devices = ToDeviceRequest(pod, all_requests);
   if (!t.devices.empty() && !t.node.empty()) t.cards = CardsOfPod(pod);

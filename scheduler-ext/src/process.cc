@@ -30,6 +30,7 @@
 #include "tephra/scheduler/evictor.h"
 #include "tephra/scheduler/convert.h"
 #include "tephra/scheduler/extender.h"
+#include "tephra/scheduler/state_metrics.h"
 #include "tephra/scheduler/status_writer.h"
 
 namespace tephra::scheduler {
@@ -153,11 +154,21 @@ struct Metrics {
   metrics::HistogramFamily* action;
   metrics::HistogramFamily* plugin;
   metrics::CounterFamily* attempts;
+  metrics::Histogram* open_session;
   metrics::Histogram* bind_stage;
+  metrics::Histogram* prebind_stage;
+  metrics::Histogram* assumed_latency;  // volcano_task_scheduling_latency_milliseconds{stage="Assumed"}
+  metrics::Histogram* bound_latency;    // {stage="Bound"}
+  metrics::Histogram* job_latency;
+  metrics::GaugeFamily* job_duration;
+  metrics::GaugeFamily* job_start;
+  metrics::GaugeFamily* job_last;
+  metrics::CounterFamily* job_retries;
+  metrics::Gauge* preempt_victims;
+  metrics::Counter* preempt_attempts;
+  metrics::CounterFamily* eviction_tx;
+  metrics::GaugeFamily* goroutines;
   metrics::Gauge* unschedule_jobs;
-  metrics::GaugeFamily* queue_cpu;
-  metrics::GaugeFamily* queue_mem;
-  metrics::GaugeFamily* queue_scalar;
   metrics::Counter* bound;
   metrics::CounterFamily* bind_errors;
   metrics::Gauge* bound_rate;
@@ -176,20 +187,49 @@ struct Metrics {
   metrics::Gauge* reservations;
 
   explicit Metrics(metrics::Registry& r) {
-    const auto ms = metrics::ExponentialBuckets(1, 2, 13);  // 1 ms .. 4 s, like Volcano's 1-5000 ms
-    e2e = r.AddHistogram("volcano_e2e_scheduling_latency_milliseconds", "E2e scheduling latency (scheduling cycle)", {}, ms).With({});
-    action = &r.AddHistogram("volcano_action_scheduling_latency_milliseconds", "Action scheduling latency", {"action"}, ms);
-    plugin = &r.AddHistogram("volcano_plugin_scheduling_latency_milliseconds", "Plugin scheduling latency",
-                             {"plugin", "OnSession"}, ms);
+    // Volcano's bucket ranges, per metric (docs/metrics.md).
+    using metrics::ExponentialBucketsRange;
+    e2e = r.AddHistogram("volcano_e2e_scheduling_latency_milliseconds",
+                         "Duration of one scheduling cycle in milliseconds, session open to close", {},
+                         ExponentialBucketsRange(1, 5000, 20)).With({});
+    open_session = r.AddHistogram("volcano_open_session_duration_milliseconds",
+                                  "Duration of opening a scheduling session in milliseconds (the plugins' OnSessionOpen)",
+                                  {}, ExponentialBucketsRange(1, 5000, 20)).With({});
+    action = &r.AddHistogram("volcano_action_scheduling_latency_milliseconds", "Action scheduling latency in milliseconds",
+                             {"action"}, ExponentialBucketsRange(1, 2000, 20));
+    plugin = &r.AddHistogram("volcano_plugin_scheduling_latency_milliseconds", "Plugin scheduling latency in milliseconds",
+                             {"plugin", "OnSession"}, ExponentialBucketsRange(0.1, 100, 15));
     attempts = &r.AddCounter("volcano_schedule_attempts_total",
                              "Number of attempts to schedule jobs, by result (scheduled, unschedulable, error)", {"result"});
-    bind_stage = r.AddHistogram("volcano_scheduling_stage_duration_milliseconds", "Scheduling stage duration",
-                                {"stage"}, ms).With({"Bind"});
+    auto& stage = r.AddHistogram("volcano_scheduling_stage_duration_milliseconds",
+                                 "Duration of per-pod scheduling stages (PreBind, Bind) in milliseconds", {"stage"},
+                                 ExponentialBucketsRange(0.1, 500, 20));
+    bind_stage = stage.With({"Bind"});
+    prebind_stage = stage.With({"PreBind"});
+    auto& task = r.AddHistogram("volcano_task_scheduling_latency_milliseconds",
+                                "Pod scheduling latency from its creation to a stage (Assumed: decided, Bound) in milliseconds",
+                                {"stage"}, ExponentialBucketsRange(50, 60000, 30));
+    assumed_latency = task.With({"Assumed"});
+    bound_latency = task.With({"Bound"});
+    job_latency = r.AddHistogram("volcano_e2e_job_scheduling_latency_milliseconds",
+                                 "End-to-end job scheduling latency in milliseconds: creation to the cycle that placed its minimum",
+                                 {}, ExponentialBucketsRange(100, 120000, 30)).With({});
+    job_duration = &r.AddGauge("volcano_e2e_job_scheduling_duration",
+                               "Per-job duration from creation to the cycle that placed its minimum, in milliseconds",
+                               {"job_name", "queue", "job_namespace"});
+    job_start = &r.AddGauge("volcano_e2e_job_scheduling_start_time", "E2E job scheduling start time (unix seconds)",
+                            {"job_name", "queue", "job_namespace"});
+    job_last = &r.AddGauge("volcano_e2e_job_scheduling_last_time", "E2E job scheduling last time (unix seconds)",
+                           {"job_name", "queue", "job_namespace"});
+    job_retries = &r.AddCounter("volcano_job_retry_counts", "Cycles that tried a job and left it short of its minimum",
+                                {"job_id"});
+    preempt_victims = r.AddGauge("volcano_pod_preemption_victims", "Number of selected preemption victims").With({});
+    preempt_attempts = r.AddCounter("volcano_total_preemption_attempts", "Total preemption attempts in the cluster till now").With({});
+    eviction_tx = &r.AddCounter("volcano_eviction_transactions_total",
+                                "Total number of committed eviction transactions, by action", {"action"});
+    goroutines = &r.AddGauge("volcano_goroutines", "Worker threads by the work they do (binding, eviction, status)",
+                             {"operation"});
     unschedule_jobs = r.AddGauge("volcano_unschedule_job_count", "Number of jobs could not be scheduled").With({});
-    queue_cpu = &r.AddGauge("volcano_queue_allocated_milli_cpu", "Allocated CPU count for one queue", {"queue_name"});
-    queue_mem = &r.AddGauge("volcano_queue_allocated_memory_bytes", "Allocated memory for one queue", {"queue_name"});
-    queue_scalar = &r.AddGauge("volcano_queue_allocated_scalar_resources", "Allocated scalar resources for one queue",
-                               {"queue_name", "resource"});
     bound = r.AddCounter("tephra_scheduler_pods_bound_total", "Pods bound by this scheduler (201 or 409 already assigned)").With({});
     bind_errors = &r.AddCounter("tephra_scheduler_bind_errors_total", "Failed pods/binding calls", {"result"});
     bound_rate = r.AddGauge("tephra_scheduler_pods_bound_per_second", "Pods bound per second over the last 10 s").With({});
@@ -286,8 +326,12 @@ class SchedulerProcess::Impl {
         m_(reg_),
         conf_(std::move(conf)),
         core_(std::move(core)),
-        names_(o.scheduler_names.begin(), o.scheduler_names.end()) {
+        names_(o.scheduler_names.begin(), o.scheduler_names.end()),
+        state_metrics_(reg_) {
     m_.conf_ok->Set(1);
+    m_.goroutines->With({"binding"})->Set(o.bind_workers);
+    m_.goroutines->With({"eviction"})->Set(deps_.evict_workers);
+    m_.goroutines->With({"status"})->Set(o.status_workers);
     if (!deps_.informers) {
       own_factory_ = std::make_unique<kube::SharedInformerFactory>(deps_.client);
       deps_.informers = own_factory_.get();
@@ -318,6 +362,8 @@ class SchedulerProcess::Impl {
   core::StatusOr<std::string> TestOnly(const std::string& body);
   void CollectMetrics() {
     if (!writer_) return;
+    // The state's gauges, on the state thread between cycles (docs/metrics.md says why at scrape time).
+    if (synced.load()) WithState([this](sched::ClusterState&) { state_metrics_.Export(*core_); });
     const auto& st = writer_->stats();
     auto set = [&](const char* kind, const char* result, const std::atomic<int64_t>& v) {
       m_.status_writes->With({kind, result})->SetTotal(static_cast<double>(v.load()));
@@ -428,6 +474,15 @@ class SchedulerProcess::Impl {
   std::chrono::steady_clock::time_point last_start_{}, last_end_{};
   bool yielded_ = false;
   std::deque<std::pair<int64_t, double>> bound_window_;
+  // Per job, for Volcano's e2e job scheduling metrics (state thread only).
+  struct JobTrack {
+    std::vector<std::string> labels;  // job_name, queue, job_namespace
+    uint64_t seen = 0;                // the last cycle that saw it
+    bool waited = false;              // seen short of its minimum
+    bool done = false;                // its minimum was placed (measured, or running before we started)
+  };
+  std::unordered_map<std::string, JobTrack> job_track_;
+  StateMetrics state_metrics_;
 
   std::shared_ptr<kube::Informer<api::Pod>> pods_;
   std::shared_ptr<kube::Informer<api::Node>> nodes_;
@@ -506,6 +561,7 @@ core::Status SchedulerProcess::Impl::Start() {
   binder_ = std::make_unique<Binder>(deps_.client, o_.bind_workers, [this](const BindOutcome& out) {
     // On a bind worker: never waits for the state thread; the outcome is applied there, in order.
     if (out.result == BindResult::kFailed) {
+      if (out.bind_ms >= 0) m_.bind_stage->Observe(out.bind_ms);
       m_.bind_errors->With({core::IsNotFound(out.status) ? "not_found" : "error"})->Inc();
       Push({std::chrono::steady_clock::now(), false, true, [this, out] {
               std::vector<std::string> rolled = ApplyBindOutcome(core_->state(), out);
@@ -518,8 +574,14 @@ core::Status SchedulerProcess::Impl::Start() {
             }});
       return;
     }
-    Push({std::chrono::steady_clock::now(), false, false,
-          [this, uid = out.decision.task_uid] { core_->state().BindSucceeded(uid); }});
+    if (out.prebind_ms > 0) m_.prebind_stage->Observe(out.prebind_ms);
+    if (out.bind_ms >= 0) m_.bind_stage->Observe(out.bind_ms);
+    Push({std::chrono::steady_clock::now(), false, false, [this, uid = out.decision.task_uid] {
+            core_->state().BindSucceeded(uid);
+            if (const sched::TaskInfo* t = core_->state().FindTask(uid); t && t->creation_time != sched::WallTime{})
+              m_.bound_latency->Observe(std::max(
+                  0.0, std::chrono::duration<double, std::milli>(clock_->WallNow() - t->creation_time).count()));
+          }});
     m_.bound->Inc();
     if (out.result == BindResult::kAlreadyAssigned) {
       m_.bind_errors->With({"already_assigned"})->Inc();
@@ -948,9 +1010,72 @@ void SchedulerProcess::Impl::RunOneCycle() {
     }
   }
   int64_t unschedulable_jobs = 0;
+  const uint64_t cycle = core_->cycle();
+  size_t tracked = 0;
+  const sched::WallTime now = clock_->WallNow();
+  const double now_s = static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count());
   st.ForEachJob([&](const sched::JobInfo& j) {
-    if (j.Count(sched::TaskStatus::kPending) > 0 && j.ReadyCount() < j.min_member) ++unschedulable_jobs;
+    const bool waiting = j.Count(sched::TaskStatus::kPending) > 0 && j.ReadyCount() < j.min_member;
+    if (waiting) ++unschedulable_jobs;
+    if (j.implicit) return;
+    ++tracked;
+    // Volcano's gang plugin counts a retry for every session that left the job short of its minimum.
+    if (j.sched.failed && j.sched.failed_cycle == cycle) m_.job_retries->With({j.name})->Inc();
+    JobTrack& tr = job_track_[j.key];
+    tr.seen = cycle;
+    if (tr.done) return;
+    if (tr.labels.empty()) tr.labels = {j.name, j.queue, j.ns};
+    if (j.ReadyCount() < j.min_member || j.min_member == 0) {
+      if (!tr.waited) m_.job_start->With(tr.labels)->Set(now_s);
+      tr.waited = true;
+      m_.job_last->With(tr.labels)->Set(now_s);
+      return;
+    }
+    // Its minimum is placed. A job already running when the scheduler started is not a measurement.
+    tr.done = true;
+    if (!tr.waited || j.creation_time == sched::WallTime{}) return;
+    const double ms = std::chrono::duration<double, std::milli>(now - j.creation_time).count();
+    if (ms < 0) return;
+    m_.job_latency->Observe(ms);
+    m_.job_duration->With(tr.labels)->Set(ms);
   });
+  // Jobs that left the state take their series with them.
+  if (job_track_.size() > tracked) {
+    std::set<std::vector<std::string>> gone;
+    for (auto it = job_track_.begin(); it != job_track_.end();) {
+      if (it->second.seen == cycle) {
+        ++it;
+        continue;
+      }
+      if (!it->second.labels.empty()) gone.insert(it->second.labels);
+      it = job_track_.erase(it);
+    }
+    if (!gone.empty()) {
+      auto dead = [&](const std::vector<std::string>& l) { return gone.count(l) > 0; };
+      m_.job_duration->RemoveIf(dead);
+      m_.job_start->RemoveIf(dead);
+      m_.job_last->RemoveIf(dead);
+      std::set<std::string> names;
+      for (const auto& l : gone) names.insert(l[0]);
+      m_.job_retries->RemoveIf([&](const std::vector<std::string>& l) { return names.count(l[0]) > 0; });
+    }
+  }
+  for (const auto& b : res.binds)
+    if (const sched::TaskInfo* t = st.FindTask(b.task_uid); t && t->creation_time != sched::WallTime{})
+      m_.assumed_latency->Observe(std::max(0.0, std::chrono::duration<double, std::milli>(now - t->creation_time).count()));
+  // Evictions: one transaction per action that evicted this cycle (Volcano commits one per statement).
+  if (!res.evictions.empty()) {
+    std::set<std::string> actions;
+    int victims = 0;
+    for (const auto& e : res.evictions) {
+      if (e.reason != "preempt" && e.reason != "reclaim") continue;
+      actions.insert(e.reason);
+      ++victims;
+    }
+    for (const auto& a : actions) m_.eviction_tx->With({a})->Inc();
+    if (victims > 0) m_.preempt_victims->Set(victims);
+  }
+  m_.preempt_attempts->Inc(static_cast<double>(res.metrics.victim_searches));
   const size_t nbinds = res.binds.size();
   binder_->Submit(std::move(res.binds));
   // Volcano evicts by deleting the victim (Evict events on the pod and its PodGroup); the pool deletes them
@@ -963,10 +1088,6 @@ void SchedulerProcess::Impl::RunOneCycle() {
     std::vector<std::string> cleared;
     for (int i = 0; i < rr.size(); ++i)
       if (i != sched::kPods && !alloc.count(rr.Name(i))) cleared.push_back(rr.Name(i));
-    m_.queue_cpu->With({q.queue})->Set(static_cast<double>(q.allocated.Get(sched::kCpu)));
-    m_.queue_mem->With({q.queue})->Set(static_cast<double>(q.allocated.Get(sched::kMemory)));
-    for (int i = sched::kFirstScalar; i < rr.size(); ++i)
-      m_.queue_scalar->With({q.queue, rr.Name(i)})->Set(static_cast<double>(q.allocated.Get(i)));
     writer_->Queue(q.queue, std::move(alloc), std::move(cleared));
   }
   for (const auto& e : res.events) {
@@ -978,6 +1099,7 @@ void SchedulerProcess::Impl::RunOneCycle() {
 
   m_.cycles->Inc();
   m_.e2e->Observe(static_cast<double>(res.metrics.e2e_us) / 1000.0);
+  if (res.status.ok()) m_.open_session->Observe(static_cast<double>(res.metrics.open_session_us) / 1000.0);
   for (const auto& [a, us] : res.metrics.action_us) m_.action->With({a})->Observe(static_cast<double>(us) / 1000.0);
   for (const auto& [p, us] : res.metrics.plugin_us) m_.plugin->With({p, "OnSession"})->Observe(static_cast<double>(us) / 1000.0);
   for (const auto& [r, n] : res.metrics.schedule_attempts) m_.attempts->With({r})->Inc(static_cast<double>(n));

@@ -39,6 +39,8 @@ std::shared_ptr<spdlog::logger> Logger(State& s) TEPHRA_REQUIRES(s.mu) {
   return s.logger;
 }
 
+}  // namespace
+
 const char* LevelName(Level l) {
   switch (l) {
     case Level::kTrace: return "trace";
@@ -50,6 +52,8 @@ const char* LevelName(Level l) {
   }
   return "info";
 }
+
+namespace {
 
 std::string Now() {
   auto t = std::chrono::system_clock::now();
@@ -105,6 +109,17 @@ void AppendJsonString(std::string* o, std::string_view v) {
 }
 
 }  // namespace
+
+core::StatusOr<Level> LevelFromFlag(std::string_view s) {
+  // klog's verbosity: 0-3 is what Kubernetes components log by default, 4 adds debug detail, 5 and up trace.
+  if (!s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos) {
+    if (s.size() > 3) return core::InvalidArgumentError("verbosity \"" + std::string(s) + "\" is out of range");
+    const int v = std::stoi(std::string(s));
+    return v >= 5 ? Level::kTrace : v == 4 ? Level::kDebug : Level::kInfo;
+  }
+  if (s.empty()) return core::InvalidArgumentError("want a klog verbosity (0-9) or a level (trace|debug|info|warn|error)");
+  return ParseLevel(s);
+}
 
 core::StatusOr<Level> ParseLevel(std::string_view s) {
   if (s == "trace") return Level::kTrace;

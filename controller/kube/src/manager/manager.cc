@@ -1,6 +1,7 @@
 #include "tephra/kube/manager.h"
 
 #include <algorithm>
+#include <cctype>
 #include <condition_variable>
 
 #include "tephra/kube/http_server.h"
@@ -69,6 +70,7 @@ core::Status Manager::Init() {
   if (o_.init_logging) TEPHRA_RETURN_IF_ERROR(log::Init(o_.log_level, o_.log_format, o_.component));
   // Signals first: InstallStopSignals must see no other thread (it blocks the signals for all of them).
   if (o_.install_signal_handlers) InstallStopSignals({o_.graceful_shutdown, o_.component.c_str()});
+  TEPHRA_RETURN_IF_ERROR(Validate(o_.metrics_serving));
   if (o_.leader_elect && o_.lock_name.empty()) return core::InvalidArgumentError("manager: leader election needs a lock name");
   if (o_.leader_elect && o_.lock_namespace.empty())
     return core::InvalidArgumentError("--lock-object-namespace: required with --leader-elect");
@@ -111,6 +113,9 @@ core::Status Manager::Init() {
                                  {"client", "method", "code"});
   auto* limiter_wait = &r.AddCounter("tephra_rest_client_rate_limiter_wait_seconds_total",
                                      "Time requests waited for the client-side QPS/burst limiter, by client", {"client"});
+  auto* level = r.AddGauge("tephra_log_level", "The current log level: 0 trace, 1 debug, 2 info, 3 warn, 4 error "
+                                               "(PUT /debug/flags/v changes it)").With({});
+  AddCollector([level] { level->Set(static_cast<double>(log::GetLevel())); });
   AddCollector([requests, limiter_wait] {
     for (const auto& c : RestRequestCounts())
       requests->With({c.client, c.method, std::to_string(c.code)})->SetTotal(static_cast<double>(c.count));
@@ -195,6 +200,11 @@ void Manager::AddPostHandler(std::string path, std::function<ServerResponse(cons
   post_handlers_.emplace_back(std::move(path), std::move(handler));
 }
 
+void Manager::AddGetHandler(std::string path, std::function<ServerResponse(const ServerRequest&)> handler) {
+  core::MutexLock l(mu_);
+  get_handlers_.emplace_back(std::move(path), std::move(handler));
+}
+
 void Manager::AddLivenessCheck(std::string name, std::function<bool()> ok) {
   core::MutexLock l(mu_);
   live_checks_.emplace_back(std::move(name), std::move(ok));
@@ -245,27 +255,71 @@ core::Status Manager::StartServers() {
       return ServerResponse{200, "text/plain; charset=utf-8", verbose ? detail + what + " check passed\n" : "ok"};
     return ServerResponse{503, "text/plain; charset=utf-8", detail + what + " check failed\n"};
   };
-  auto install = [&](HttpServer& s) {
-    s.Handle("/metrics", [this](const ServerRequest&) {
-      return ServerResponse{200, "text/plain; version=0.0.4; charset=utf-8", ScrapeMetrics()};
-    });
+  // Everything on the metrics address but the probes sits behind the same TLS and auth (metrics_auth.h).
+  std::shared_ptr<RequestAuthorizer> authz;
+  if (o_.metrics_serving.auth == "kubernetes" && AddressOn(o_.metrics_address)) {
+    auto c = ClientFor("metrics-auth", {20, 40});
+    if (!c.ok()) return c.status().Annotate("--metrics-auth=kubernetes");
+    authz = std::make_shared<RequestAuthorizer>(*c, *clock_);
+  }
+  auto guard = [authz](HttpHandler h) -> HttpHandler {
+    if (!authz) return h;
+    return [authz, h = std::move(h)](const ServerRequest& r) {
+      if (auto denied = authz->Check(r)) return *denied;
+      return h(r);
+    };
+  };
+  auto probes = [&](HttpServer& s) {
     s.Handle("/healthz", [checks_page](const ServerRequest& r) { return checks_page(true, r); });
     s.Handle("/livez", [checks_page](const ServerRequest& r) { return checks_page(true, r); });
     s.Handle("/readyz", [checks_page](const ServerRequest& r) { return checks_page(false, r); });
   };
+  auto install = [&](HttpServer& s) {
+    s.Handle("/metrics", guard([this](const ServerRequest&) {
+      return ServerResponse{200, "text/plain; version=0.0.4; charset=utf-8", ScrapeMetrics()};
+    }));
+    // The log level at run time, as Kubernetes components offer it: PUT a klog verbosity ("4") or a level name
+    // ("debug"); GET tells the current one.
+    auto level = [](const ServerRequest& r) {
+      if (r.method == "PUT") {
+        std::string v = r.body;
+        while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+        while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.erase(0, 1);
+        auto parsed = log::LevelFromFlag(v);
+        if (!parsed.ok()) return ServerResponse{400, "text/plain; charset=utf-8", parsed.status().message() + "\n"};
+        const log::Level was = log::GetLevel();
+        log::SetLevel(*parsed);
+        log::Info("log level changed").Kv("from", log::LevelName(was)).Kv("to", log::LevelName(*parsed));
+        return ServerResponse{200, "text/plain; charset=utf-8", std::string(log::LevelName(*parsed)) + "\n"};
+      }
+      return ServerResponse{200, "text/plain; charset=utf-8", std::string(log::LevelName(log::GetLevel())) + "\n"};
+    };
+    s.Handle("/debug/flags/v", guard(level));
+    s.HandlePut("/debug/flags/v", guard(level));
+  };
   if (AddressOn(o_.metrics_address)) {
-    metrics_srv_ = std::make_unique<HttpServer>();
+    HttpServerOptions so;
+    so.tls_cert_file = o_.metrics_serving.tls_cert_file;
+    so.tls_key_file = o_.metrics_serving.tls_key_file;
+    so.client_ca_file = o_.metrics_serving.client_ca_file;
+    metrics_srv_ = std::make_unique<HttpServer>(so);
     install(*metrics_srv_);
+    probes(*metrics_srv_);
     {
       core::MutexLock l(mu_);
-      for (const auto& [path, handler] : post_handlers_) metrics_srv_->HandlePost(path, handler);
+      for (const auto& [path, handler] : post_handlers_) metrics_srv_->HandlePost(path, guard(handler));
+      for (const auto& [path, handler] : get_handlers_) metrics_srv_->Handle(path, guard(handler));
     }
     if (auto s = metrics_srv_->Start(o_.metrics_address); !s.ok())
       return s.Annotate("serving /metrics on " + o_.metrics_address);
   }
   if (AddressOn(o_.health_address) && o_.health_address != o_.metrics_address) {
     health_srv_ = std::make_unique<HttpServer>();
-    install(*health_srv_);
+    probes(*health_srv_);
+    // An unprotected metrics server's endpoints are on the health address too (older deployments scrape
+    // it); a protected one's never are, or the health port would be a way around the protection.
+    const MetricsServing& ms = o_.metrics_serving;
+    if (ms.auth == "none" && ms.tls_cert_file.empty()) install(*health_srv_);
     if (auto s = health_srv_->Start(o_.health_address); !s.ok())
       return s.Annotate("serving /healthz on " + o_.health_address);
   }

@@ -18,6 +18,16 @@ std::vector<double> ExponentialBuckets(double start, double factor, int count) {
   return b;
 }
 
+std::vector<double> ExponentialBucketsRange(double min, double max, int count) {
+  if (count < 2 || min <= 0 || max <= min) return {min};
+  const double factor = std::pow(max / min, 1.0 / (count - 1));
+  std::vector<double> b;
+  double v = min;
+  for (int i = 0; i < count; ++i, v *= factor) b.push_back(v);
+  b.back() = max;  // no drift at the top
+  return b;
+}
+
 Histogram::Histogram(std::vector<double> upper_bounds) : bounds_(std::move(upper_bounds)) {
   if (bounds_.empty()) bounds_ = DefaultBuckets();
   std::sort(bounds_.begin(), bounds_.end());

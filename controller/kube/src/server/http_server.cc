@@ -152,17 +152,25 @@ void HttpServer::HandlePost(const std::string& path, HttpHandler handler) {
   post_handlers_[path] = std::move(handler);
 }
 
+void HttpServer::HandlePut(const std::string& path, HttpHandler handler) {
+  core::MutexLock l(mu_);
+  put_handlers_[path] = std::move(handler);
+}
+
 ServerResponse HttpServer::Dispatch(const ServerRequest& req) {
   HttpHandler h;
   bool known = false;
   {
     core::MutexLock l(mu_);
     const bool get = req.method == "GET" || req.method == "HEAD";
-    auto& map = get ? handlers_ : post_handlers_;
-    if (get || req.method == "POST") {
-      if (auto it = map.find(req.path); it != map.end()) h = it->second;
+    std::map<std::string, HttpHandler>* map = get ? &handlers_
+                                              : req.method == "POST" ? &post_handlers_
+                                              : req.method == "PUT"  ? &put_handlers_
+                                                                     : nullptr;
+    if (map) {
+      if (auto it = map->find(req.path); it != map->end()) h = it->second;
     }
-    known = handlers_.count(req.path) || post_handlers_.count(req.path);
+    known = handlers_.count(req.path) || post_handlers_.count(req.path) || put_handlers_.count(req.path);
   }
   if (!h) {
     if (known) return {405, "text/plain; charset=utf-8", "method " + req.method + " not allowed on " + req.path + "\n"};
@@ -246,6 +254,7 @@ core::Status HttpServer::Start(const std::string& address) {
     if (auto q = r.target.find('?'); q != std::string::npos) req.query = r.target.substr(q + 1);
     req.body = r.body;
     req.content_type = r.get_header_value("Content-Type");
+    req.authorization = r.get_header_value("Authorization");
     ServerResponse resp = Dispatch(req);
     w.status = resp.status;
     w.set_content(std::move(resp.body), resp.content_type.c_str());

@@ -35,6 +35,9 @@ struct BindOutcome {
   sched::BindDecision decision;
   BindResult result = BindResult::kFailed;
   core::Status status;
+  // Stage times in milliseconds (volcano_scheduling_stage_duration_milliseconds): the volume writes before the
+  // binding (0 when there were none; -1 when not reached) and the binding call itself (-1 when not made).
+  double prebind_ms = -1, bind_ms = -1;
 };
 
 // Classifies a pods/binding Status.

@@ -29,6 +29,7 @@
 #include "tephra/kube/events.h"
 #include "tephra/kube/informer.h"
 #include "tephra/kube/metrics.h"
+#include "tephra/kube/metrics_auth.h"
 #include "tephra/sched/cluster_state.h"
 #include "tephra/sched/config.h"
 namespace tephra::kube {
@@ -66,6 +67,7 @@ struct SchedulerOptions {
   std::string lock_object_namespace = "volcano-system";
   std::string listen_address = ":8080";  // /metrics (Volcano's --listen-address)
   std::string health_address = ":11251";  // /healthz, /readyz (Volcano's healthz port)
+  kube::MetricsServing metrics_serving;     // TLS and auth of listen_address (--metrics-*)
   // Tephra-only: host:port serving the kube-scheduler extender API (docs/extender.md); "" = off. Paths are
   // <extender_prefix>/filter, /prioritize and /bind.
   std::string extender_address;

@@ -18,6 +18,7 @@
 #include "tephra/api/scheduling.h"
 #include "tephra/core/status.h"
 #include "tephra/kube/informer.h"
+#include "tephra/kube/metrics_auth.h"
 #include "tephra/webhooks/admission.h"
 
 namespace tephra::webhooks {
@@ -30,6 +31,7 @@ struct WebhookOptions {
   std::string log_level = "info";
   std::chrono::milliseconds graceful_shutdown{5000};
   std::string metrics_address = ":8081";  // "" or "0" = off
+  kube::MetricsServing metrics_serving;   // TLS and auth of metrics_address (--metrics-*)
   std::string health_address = ":11251";
 
   // Serving (Volcano's flag names).

@@ -31,6 +31,7 @@ struct ServerRequest {
   std::string query;  // after '?', raw
   std::string body;   // POST only; exactly Content-Length bytes
   std::string content_type;  // the Content-Type header, as sent ("" when absent)
+  std::string authorization;  // the Authorization header, as sent ("" when absent)
 };
 
 struct ServerResponse {
@@ -70,6 +71,8 @@ class HttpServer {
   void Handle(const std::string& path, HttpHandler handler) TEPHRA_EXCLUDES(mu_);
   // Registers a POST handler for an exact path (a path may have both a GET and a POST handler).
   void HandlePost(const std::string& path, HttpHandler handler) TEPHRA_EXCLUDES(mu_);
+  // Registers a PUT handler for an exact path.
+  void HandlePut(const std::string& path, HttpHandler handler) TEPHRA_EXCLUDES(mu_);
   // Largest accepted request body; larger requests get 413. Call before Start().
   void set_max_body_bytes(size_t n) { options_.max_body_bytes = n; }
   // Binds "host:port", ":port" (all interfaces) or "[v6]:port"; port 0 picks a free port (see port()).
@@ -89,6 +92,7 @@ class HttpServer {
   core::Mutex mu_;
   std::map<std::string, HttpHandler> handlers_ TEPHRA_GUARDED_BY(mu_);
   std::map<std::string, HttpHandler> post_handlers_ TEPHRA_GUARDED_BY(mu_);
+  std::map<std::string, HttpHandler> put_handlers_ TEPHRA_GUARDED_BY(mu_);
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
   std::thread thread_;

@@ -27,6 +27,9 @@ enum class Format { kLogfmt, kJson };
 
 // "trace|debug|info|warn|error|off" (also "warning"); kInvalidArgument otherwise.
 core::StatusOr<Level> ParseLevel(std::string_view s);
+// A level from a klog verbosity ("0".."3" info, "4" debug, "5" and up trace) or a level name (ParseLevel).
+core::StatusOr<Level> LevelFromFlag(std::string_view s);
+const char* LevelName(Level l);
 // Configures the process logger; `component` (e.g. "controller") is added to every line when non-empty.
 core::Status Init(std::string_view level, Format format = Format::kLogfmt, std::string component = "");
 void SetLevel(Level l);

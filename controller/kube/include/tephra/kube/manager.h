@@ -44,6 +44,7 @@
 #include "tephra/kube/informer.h"
 #include "tephra/kube/log.h"
 #include "tephra/kube/metrics.h"
+#include "tephra/kube/metrics_auth.h"
 
 namespace tephra::kube {
 
@@ -94,6 +95,8 @@ struct ManagerOptions {
   // "host:port", ":port"; "" or "0" = off. Equal addresses share one server.
   std::string metrics_address;
   std::string health_address;
+  // TLS and delegated auth for everything on metrics_address but the probes (kube/metrics_auth.h).
+  MetricsServing metrics_serving;
 
   bool leader_elect = false;
   std::string lock_namespace = "volcano-system";
@@ -125,6 +128,7 @@ ManagerOptions ManagerOptionsFor(std::string component, const RoleOptions& o, st
   mo.graceful_shutdown = o.graceful_shutdown;
   mo.metrics_address = std::move(metrics_address);
   mo.health_address = std::move(health_address);
+  mo.metrics_serving = o.metrics_serving;
   return mo;
 }
 
@@ -161,6 +165,9 @@ class Manager {
   // A POST endpoint on the metrics server (the scheduler's what-if, docs/reservations.md), under the same
   // address and options as /metrics. Call before Run.
   void AddPostHandler(std::string path, std::function<ServerResponse(const ServerRequest&)> handler);
+  // A GET endpoint on the metrics server (the scheduler's web view), under the same address and options as
+  // /metrics. Call before Run.
+  void AddGetHandler(std::string path, std::function<ServerResponse(const ServerRequest&)> handler);
   // What /metrics serves: the collectors run, then the registry's exposition.
   std::string ScrapeMetrics();
 
@@ -200,6 +207,8 @@ class Manager {
   std::string recorder_component_ TEPHRA_GUARDED_BY(mu_);
   std::vector<std::pair<std::string, std::function<bool()>>> ready_checks_ TEPHRA_GUARDED_BY(mu_);
   std::vector<std::pair<std::string, std::function<ServerResponse(const ServerRequest&)>>> post_handlers_
+      TEPHRA_GUARDED_BY(mu_);
+  std::vector<std::pair<std::string, std::function<ServerResponse(const ServerRequest&)>>> get_handlers_
       TEPHRA_GUARDED_BY(mu_);
   std::vector<std::pair<std::string, std::function<bool()>>> live_checks_ TEPHRA_GUARDED_BY(mu_);
   std::vector<std::function<void()>> collectors_ TEPHRA_GUARDED_BY(mu_);

@@ -34,6 +34,9 @@ struct Desc {
 // Prometheus client defaults: .005 .01 .025 .05 .1 .25 .5 1 2.5 5 10 (seconds).
 std::vector<double> DefaultBuckets();
 std::vector<double> ExponentialBuckets(double start, double factor, int count);
+// `count` buckets from `min` to `max` growing by a constant factor (Prometheus' ExponentialBucketsRange, which
+// Volcano's histograms use: the same bounds keep its dashboards' quantiles comparable).
+std::vector<double> ExponentialBucketsRange(double min, double max, int count);
 
 class Counter {
  public:

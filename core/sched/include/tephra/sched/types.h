@@ -291,6 +291,8 @@ struct TaskInfo {
   // kubelet reports one). Unset: taken as the current cycle's `now`. With its job's running estimate it gives
   // the time the task is expected to free its node (docs/reservations.md).
   WallTime start_time{};
+  // The pod's metadata.creationTimestamp (metrics only: creation-to-decision and creation-to-bind latency).
+  WallTime creation_time{};
   // ---- maintained by ClusterState ----
   bool best_effort = false;  // request.IsBestEffort()
   uint32_t shape = 0;        // interned scheduling shape: identical pod specs share predicate results
