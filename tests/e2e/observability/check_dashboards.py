@@ -20,7 +20,6 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 import urllib.parse
 import urllib.request
@@ -66,9 +65,24 @@ class Explainer:
         self.cache = {}
 
     def in_code(self, name):
-        dirs = [os.path.join(self.source, d) for d in CODE_DIRS if os.path.isdir(os.path.join(self.source, d))]
-        p = subprocess.run(["grep", "-rqF", "--include=*.cc", "--include=*.h", f'"{name}', *dirs])
-        return p.returncode == 0
+        """Whether a C++ source names the metric: as one string literal, or as a prefix literal ending in `_`
+        and a suffix literal starting with `_` in the same file ("volcano_queue_" + what + "_milli_cpu")."""
+        if not hasattr(self, "_literals"):
+            self._literals = []
+            for d in CODE_DIRS:
+                for root, _, files in os.walk(os.path.join(self.source, d)):
+                    for fn in files:
+                        if fn.endswith((".cc", ".h")):
+                            with open(os.path.join(root, fn), errors="replace") as f:
+                                self._literals.append(set(re.findall(r'"([a-zA-Z0-9_:]+)"', f.read())))
+        for lits in self._literals:
+            if name in lits:
+                return True
+            pre = [x for x in lits if x.endswith("_") and len(x) >= 8 and name.startswith(x)]
+            if pre and any(x.startswith("_") and name.endswith(x) and len(p) + len(x) <= len(name)
+                           for x in lits for p in pre):
+                return True
+        return False
 
     def series(self, sel):
         n, _ = query(self.base, f"count({sel})")
