@@ -18,6 +18,7 @@ struct CommonFlags {
   double kube_api_qps = 50;       // --kube-api-qps (the scheduler sets 2000 before adding the flags)
   int kube_api_burst = 100;       // --kube-api-burst (scheduler: 2000)
   std::string log_level = "info"; // --log-level: trace|debug|info|warn|error
+  std::string log_format = "logfmt";  // --log-format: logfmt|json
   std::string metrics_addr;       // --metrics-addr host:port ("" = role default, "0" = off)
   std::string health_addr;        // --health-addr host:port
   kube::MetricsServing metrics_serving;  // --metrics-tls-cert-file, --metrics-tls-private-key-file, --metrics-client-ca-file, --metrics-auth
@@ -45,6 +46,7 @@ void ApplyCommonFlags(const CommonFlags& f, RoleOptions* o) {
   o->kube_api_qps = f.kube_api_qps;
   o->kube_api_burst = f.kube_api_burst;
   o->log_level = f.log_level;
+  o->log_format = f.log_format;
   o->metrics_serving = f.metrics_serving;
   o->graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(f.graceful_shutdown_seconds * 1000));
 }

@@ -26,6 +26,9 @@ void AddCommonFlags(CLI::App* app, CommonFlags* f) {
       ->capture_default_str();
   app->add_option("--log-level", f->log_level, "trace, debug, info, warn or error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  app->add_option("--log-format", f->log_format, "logfmt or json (one object per line, for log pipelines)")
+      ->check(CLI::IsMember({"logfmt", "json"}))
+      ->capture_default_str();
   app->add_option("--metrics-addr", f->metrics_addr, "host:port for /metrics (empty: role default; 0: off)");
   app->add_option("--metrics-tls-cert-file", f->metrics_serving.tls_cert_file,
                   "Serve /metrics (and what is beside it) over HTTPS with this certificate (re-read when it changes)");

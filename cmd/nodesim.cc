@@ -60,6 +60,7 @@ int Run(const NodesimFlags& f) {
   mo.kube_api_qps = f.common.kube_api_qps;
   mo.kube_api_burst = f.common.kube_api_burst;
   mo.log_level = f.common.log_level;
+  mo.log_format = f.common.log_format == "json" ? kube::log::Format::kJson : kube::log::Format::kLogfmt;
   mo.graceful_shutdown = std::chrono::milliseconds(static_cast<int64_t>(f.common.graceful_shutdown_seconds * 1000));
   mo.metrics_address = f.common.metrics_addr;  // off unless asked for
   mo.health_address = f.common.health_addr;

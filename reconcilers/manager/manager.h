@@ -75,6 +75,7 @@ struct ManagerOptions {
   std::string metrics_address = ":8081";  // "" or "0" = off
   std::string health_address = ":11251";  // "" or "0" = off
   kube::MetricsServing metrics_serving;   // TLS and auth of metrics_address (--metrics-*)
+  std::string log_format = "logfmt";      // --log-format: logfmt or json
 };
 
 // Resolves --controllers with Volcano's rule: for each controller the first entry naming it decides ("name"

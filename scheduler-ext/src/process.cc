@@ -482,6 +482,7 @@ class SchedulerProcess::Impl {
     bool done = false;                // its minimum was placed (measured, or running before we started)
   };
   std::unordered_map<std::string, JobTrack> job_track_;
+  std::set<std::string> reserved_announced_;  // gangs whose current reservation got its Reserved Event
   StateMetrics state_metrics_;
 
   std::shared_ptr<kube::Informer<api::Pod>> pods_;
@@ -967,7 +968,14 @@ void SchedulerProcess::Impl::ExportEstimates() {
     if (e.kind == sched::StartEstimate::Kind::kUnknown) continue;
     const sched::JobInfo* j = core_->state().FindJob(key);
     if (!j || j->implicit) continue;
-    if (e.kind == sched::StartEstimate::Kind::kReserved) ++reserved;
+    if (e.kind == sched::StartEstimate::Kind::kReserved) {
+      ++reserved;
+      // Once per reservation: a held-back node is a decision users ask about ("why is my node idle?").
+      if (reserved_announced_.insert(key).second)
+        writer_->Event({"PodGroup", j->ns, j->name, "", "Normal", "Reserved",
+                        "reserved capacity on " + std::to_string(e.nodes.size()) + " node(s); expected to start at " +
+                            core::FormatRfc3339(e.at) + " (" + e.why + ")"});
+    }
     std::vector<std::string> labels = {j->ns, j->name, e.queue, sched::StartEstimateKindName(e.kind)};
     m_.estimated_start->With(labels)->Set(
         static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(e.at.time_since_epoch()).count()));
@@ -975,6 +983,11 @@ void SchedulerProcess::Impl::ExportEstimates() {
   }
   m_.estimated_start->RemoveIf([&](const std::vector<std::string>& labels) { return !live.count(labels); });
   m_.reservations->Set(reserved);
+  for (auto it = reserved_announced_.begin(); it != reserved_announced_.end();) {
+    auto e = core_->estimates().find(*it);
+    if (e == core_->estimates().end() || e->second.kind != sched::StartEstimate::Kind::kReserved) it = reserved_announced_.erase(it);
+    else ++it;
+  }
 }
 
 void SchedulerProcess::Impl::RunOneCycle() {

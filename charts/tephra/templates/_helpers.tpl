@@ -232,3 +232,19 @@ ipFamilies:
 {{- define "tephra.matchConditions" -}}
 {{- if semverCompare ">=1.28-0" .Capabilities.KubeVersion.Version -}}true{{- end -}}
 {{- end -}}
+
+{{/*
+With custom.metrics_auth=kubernetes a role checks its metrics clients' tokens (TokenReview) and rights
+(SubjectAccessReview): it may create both (docs/metrics.md, "Securing /metrics").
+*/}}
+{{- define "tephra.metricsAuthRules" -}}
+{{- if eq .Values.custom.metrics_auth "kubernetes" }}
+# --metrics-auth=kubernetes: TokenReview and SubjectAccessReview for the callers of /metrics.
+- apiGroups: ["authentication.k8s.io"]
+  resources: ["tokenreviews"]
+  verbs: ["create"]
+- apiGroups: ["authorization.k8s.io"]
+  resources: ["subjectaccessreviews"]
+  verbs: ["create"]
+{{- end }}
+{{- end }}

@@ -68,6 +68,7 @@ struct SchedulerOptions {
   std::string listen_address = ":8080";  // /metrics (Volcano's --listen-address)
   std::string health_address = ":11251";  // /healthz, /readyz (Volcano's healthz port)
   kube::MetricsServing metrics_serving;     // TLS and auth of listen_address (--metrics-*)
+  std::string log_format = "logfmt";      // --log-format: logfmt or json
   // Tephra-only: host:port serving the kube-scheduler extender API (docs/extender.md); "" = off. Paths are
   // <extender_prefix>/filter, /prioritize and /bind.
   std::string extender_address;

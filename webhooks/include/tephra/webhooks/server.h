@@ -32,6 +32,7 @@ struct WebhookOptions {
   std::chrono::milliseconds graceful_shutdown{5000};
   std::string metrics_address = ":8081";  // "" or "0" = off
   kube::MetricsServing metrics_serving;   // TLS and auth of metrics_address (--metrics-*)
+  std::string log_format = "logfmt";      // --log-format: logfmt or json
   std::string health_address = ":11251";
 
   // Serving (Volcano's flag names).

@@ -125,6 +125,7 @@ ManagerOptions ManagerOptionsFor(std::string component, const RoleOptions& o, st
   mo.kube_api_qps = o.kube_api_qps;
   mo.kube_api_burst = o.kube_api_burst;
   mo.log_level = o.log_level;
+  mo.log_format = o.log_format == "json" ? log::Format::kJson : log::Format::kLogfmt;
   mo.graceful_shutdown = o.graceful_shutdown;
   mo.metrics_address = std::move(metrics_address);
   mo.health_address = std::move(health_address);
