@@ -18,6 +18,9 @@ PKGS=(
   dpkg-dev ca-certificates procps iproute2 psmisc
   # e2e helpers: port picking in tests/e2e/cluster.sh, sent-vs-stored comparison (tests only, not the product)
   python3 python3-yaml
+  # dashboards e2e (tests/e2e/observability/prometheus_test.sh): a real Prometheus scrapes every role and
+  # answers each Grafana panel's query (charts/tephra/dashboards/)
+  prometheus
   # container image (image/build.sh, tests/image): distroless root filesystem, OCI assembly, strip, rootless runs
   mmdebstrap debian-archive-keyring umoci skopeo binutils bubblewrap
 )
@@ -44,3 +47,12 @@ fi
 if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/dev/null; then
   $SUDO systemctl stop etcd || true
 fi
+# Likewise the packaged Prometheus (:9090) and, if a previous install pulled it in as a recommendation, its
+# node exporter (:9100): the dashboards e2e runs its own Prometheus on a free port with a temporary store.
+for svc in prometheus prometheus-node-exporter; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+    $SUDO systemctl stop "$svc" || true
+  elif [ -x "/etc/init.d/$svc" ] && "/etc/init.d/$svc" status >/dev/null 2>&1; then
+    $SUDO "/etc/init.d/$svc" stop || true
+  fi
+done

@@ -56,6 +56,7 @@ DEFAULT_PATHS = ["/jobs/mutate", "/jobs/validate", "/queues/mutate", "/queues/va
                  "/pods/mutate", "/pods/validate"]
 
 results = []  # (ok, name, detail)
+CHART_DIR = [""]  # --chart, for checks that compare a render with the chart's own files
 
 
 def report(ok, name, detail=""):
@@ -133,6 +134,8 @@ def basic_checks(objs, c, namespace=NAMESPACE, release=RELEASE, default_sc=True)
             c.expect(len(name) <= 63, f"Service/{name}: longer than 63")
         if kind in CLUSTER_SCOPED:
             c.expect("namespace" not in meta, f"{kind}/{name}: cluster-scoped object with a namespace")
+        elif kind == "ConfigMap" and meta.get("labels", {}).get("app.kubernetes.io/component") == "dashboards":
+            pass  # custom.grafana_dashboards_namespace may put them elsewhere (exp_dashboards checks it)
         elif kind in ("Role", "RoleBinding") and name == f"{release}-scheduler-device-info":
             # The one deliberate exception: the Ascend device plugins' ConfigMaps live in kube-system, and the
             # scheduler may read ConfigMaps there and nowhere else (docs/devices.md).
@@ -386,6 +389,8 @@ def exp_defaults(by, objs, c):
     c.expect("--scheduler-conf=/volcano.scheduler/volcano-scheduler.conf" in args_of(by, "scheduler"), "scheduler conf flag")
     for k in ("ServiceMonitor", "PodDisruptionBudget", "Issuer", "Certificate", "FlowSchema"):
         c.expect(k not in by, f"{k} rendered by default")
+    c.expect(not dashboard_configmaps(objs), "dashboard ConfigMaps rendered by default: "
+             + ", ".join(o["metadata"]["name"] for o in dashboard_configmaps(objs)))
     # Helm creates unknown kinds alphabetically: the Queue before the ValidatingWebhookConfigurations (whose
     # webhook is not running yet at install time), after the mutating ones (which fail open).
     kinds = [o["kind"] for o in objs]
@@ -511,6 +516,41 @@ def exp_monitoring(api):
     return f
 
 
+def dashboard_configmaps(objs):
+    return [o for o in objs if o["kind"] == "ConfigMap" and "dashboard" in o["metadata"]["name"]]
+
+
+def exp_dashboards(namespace, label, value):
+    """One ConfigMap per charts/tephra/dashboards/*.json, in <namespace>, labelled <label>=<value>, carrying
+    the file unchanged (as JSON)."""
+    def f(by, objs, c):
+        folder = os.path.join(CHART_DIR[0], "dashboards")
+        files = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+        c.expect(len(files) >= 6, f"only {len(files)} dashboards in {folder}")
+        cms = {o["metadata"]["name"]: o for o in dashboard_configmaps(objs)}
+        want = {f"{RELEASE}-dashboard-{n[:-5]}": n for n in files}
+        c.expect(sorted(cms) == sorted(want), f"dashboard ConfigMaps {sorted(cms)} != {sorted(want)}")
+        for name, fn in want.items():
+            cm = cms.get(name)
+            if not cm:
+                continue
+            meta = cm["metadata"]
+            c.expect(meta.get("namespace") == namespace, f"{name}: namespace {meta.get('namespace')} != {namespace}")
+            c.expect(meta["labels"].get(label) == value, f"{name}: label {label}={meta['labels'].get(label)!r}, want {value!r}")
+            c.expect(list(cm.get("data", {})) == [fn], f"{name}: data keys {list(cm.get('data', {}))}")
+            with open(os.path.join(folder, fn)) as fh:
+                want_json = json.load(fh)
+            try:
+                got = json.loads(cm["data"][fn])
+            except (KeyError, ValueError) as e:
+                c.expect(False, f"{name}: data[{fn}] is not the dashboard's JSON: {e}")
+                continue
+            c.expect(got == want_json, f"{name}: data[{fn}] differs from charts/tephra/dashboards/{fn}")
+        for k in ("Deployment", "Service"):
+            c.expect(k in by, f"dashboards on: {k} objects missing (the roles must still render)")
+    return f
+
+
 def exp_volcano(by, objs, c):
     ctl, sch, adm = args_of(by, "controller"), args_of(by, "scheduler"), args_of(by, "admission")
     for a in (ctl, sch, adm):
@@ -618,6 +658,13 @@ CASES = [
     ("all-admissions-kube-system", ["custom.enabled_admissions=" + "\\,".join(ALL_PATHS),
                                     "custom.admission_failure_policy=Ignore"], [], OLD_KUBE, "kube-system",
      exp_all_admissions),
+    ("dashboards", ["custom.grafana_dashboards_enable=true"], [], OLD_KUBE, NAMESPACE,
+     exp_dashboards(NAMESPACE, "grafana_dashboard", "1")),
+    # Volcano's key turns them on as well; the namespace and the sidecar's label are the user's.
+    ("dashboards-metrics-enable", ["custom.metrics_enable=true", "custom.grafana_dashboards_namespace=monitoring",
+                                   "custom.grafana_dashboards_label=grafana.io/dashboard",
+                                   "custom.grafana_dashboards_label_value=tephra"], [], NEW_KUBE, NAMESPACE,
+     exp_dashboards("monitoring", "grafana.io/dashboard", "tephra")),
     ("image-tags", ["basic.image_tag_version=0.2.0", "basic.scheduler_image_tag_version=sched-1"], [], OLD_KUBE,
      NAMESPACE, exp_image_tags),
 ]
@@ -670,7 +717,10 @@ BAD = [
     (["custom.contoller_replicas=2"], "contoller_replicas"),
     (["basic.image_pull_policy=Sometimes"], "image_pull_policy"),
     (["basic.admission_port=70000"], "admission_port"),
-    (["custom.metrics_enable=true"], "metrics_enable"),
+    (["custom.metrics_enable=yes"], "metrics_enable"),
+    (["custom.grafana_dashboards_enable=1"], "grafana_dashboards_enable"),
+    (["custom.grafana_dashboards_label=bad key"], "grafana_dashboards_label"),
+    (["custom.grafana_dashboards_namespace=Monitoring"], "grafana_dashboards_namespace"),
     (["custom.scheduler_plugins_dir=/plugins"], "scheduler_plugins_dir"),
     (["custom.admission_url=http://insecure:8443"], "admission_url"),
     (["custom.scheduler_schedule_period=1h"], "scheduler_schedule_period"),
@@ -870,6 +920,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--part", action="append", choices=["render", "schema", "webhook", "flags"])
     a = ap.parse_args()
+    CHART_DIR[0] = a.chart
     parts = a.part or ["render", "schema", "webhook", "flags"]
     if "render" in parts:
         run_render(a)

@@ -2,7 +2,7 @@
 # Static checks of the Helm chart charts/tephra (ctest chart_static, label unit; no cluster, ~15 s):
 #   1. helm lint --strict of the chart's defaults;
 #   2. the CRDs the chart carries (charts/tephra/crds/) are exactly the repository's crds/*.yaml;
-#   3. `helm package` works and its chart renders the same;
+#   3. `helm package` works, keeps the CRDs and the Grafana dashboards, and its chart renders the same;
 #   4. chart_test.py: helm template for a matrix of values, each render parsed and checked object by object;
 #      the schema refuses bad values naming the key; the webhook configurations equal the role's own
 #      (`tephra webhook --print-configurations`); every role accepts the exact flags of its Deployment.
@@ -65,6 +65,9 @@ if want "package"; then
     cmp -s "$tmp/from-package.yaml" "$tmp/from-dir.yaml" || problems+=("the packaged chart renders differently from the directory")
     for f in "$SRC"/crds/*.yaml; do
       grep -qx "tephra/crds/$(basename "$f")" <<<"$files" || problems+=("package lacks crds/$(basename "$f")")
+    done
+    for f in "$CHART"/dashboards/*.json; do
+      grep -qx "tephra/dashboards/$(basename "$f")" <<<"$files" || problems+=("package lacks dashboards/$(basename "$f")")
     done
     ! grep -q "sync-crds.sh" <<<"$files" || problems+=("package contains sync-crds.sh")
     if [ ${#problems[@]} -eq 0 ]; then ok "package: $(basename "$pkg") ($(wc -l <<<"$files") files)"
