@@ -18,6 +18,8 @@ PKGS=(
   dpkg-dev ca-certificates procps iproute2 psmisc
   # e2e helpers: port picking in tests/e2e/cluster.sh, sent-vs-stored comparison (tests only, not the product)
   python3 python3-yaml
+  # web view e2e (tests/e2e/webview): a real browser, headless, driven over the DevTools protocol
+  chromium python3-websocket
   # container image (image/build.sh, tests/image): distroless root filesystem, OCI assembly, strip, rootless runs
   mmdebstrap debian-archive-keyring umoci skopeo binutils bubblewrap
 )
