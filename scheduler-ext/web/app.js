@@ -106,7 +106,9 @@ function renderPending(snap, now) {
       el("td", {}, j.queue),
       el("td", { class: "num pos" }, j.position === null ? "—" : j.position),
       el("td", {}, j.namespace + "/" + j.name),
-      el("td", { class: "num" }, j.ready + "/" + j.minMember + (j.pods !== j.minMember ? " of " + j.pods : "")),
+      // Pods ready over the gang's minimum; the pods that exist when they are not the minimum (a vcjob's pods
+      // are created only once its PodGroup is admitted, so none may exist yet).
+      el("td", { class: "num", title: j.pods + " pods exist" }, j.ready + "/" + j.minMember + (j.pods && j.pods !== j.minMember ? " of " + j.pods : "")),
       el("td", {}, j.phase), why, est);
   });
   replaceChildren(document.querySelector("#pending tbody"), rows.length ? rows : [emptyRow(7, "nothing waits")]);

@@ -40,7 +40,7 @@ stop_pids 10 "$off_pid"
 
 CTL_NODES=4 CTL_GPUS=4 ctl_stack_up --enable-web-view --queue-position-interval 500ms
 URL="http://127.0.0.1:$SCHED_METRICS_PORT"
-code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/ui/api/v1/snapshot")
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data '{}' "$URL/ui/api/v1/snapshot")
 [ "$code" = 405 ] || fail "POST to the snapshot answered $code, want 405 (read-only)"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/ui/")
 [ "$code" = 200 ] || fail "/ui/ answered $code with --enable-web-view"
