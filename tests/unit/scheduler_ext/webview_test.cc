@@ -22,6 +22,13 @@ std::string ReadSource(const std::string& rel) {
   return ss.str();
 }
 
+kube::ServerRequest Get(const std::string& path) {
+  kube::ServerRequest r;
+  r.method = "GET";
+  r.path = path;
+  return r;
+}
+
 api::Node ApiNode(const std::string& name, bool ready) {
   api::Node n;
   n.metadata.name = name;
@@ -313,13 +320,13 @@ TEST(WebViewAssetsTest, ServedFilesAreTheSourceFiles) {
     routes[path] = h;
   for (const char* p : {"/ui", "/ui/", "/ui/index.html"}) {
     ASSERT_TRUE(routes.count(p)) << p;
-    kube::ServerResponse r = routes[p]({"GET", p, "", "", ""});
+    kube::ServerResponse r = routes[p](Get(p));
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, ReadSource("scheduler-ext/web/index.html")) << p;
   }
   ASSERT_TRUE(routes.count("/ui/app.js"));
-  EXPECT_EQ(routes["/ui/app.js"]({"GET", "/ui/app.js", "", "", ""}).body, ReadSource("scheduler-ext/web/app.js"));
-  kube::ServerResponse snap = routes["/ui/api/v1/snapshot"]({"GET", "/ui/api/v1/snapshot", "", "", ""});
+  EXPECT_EQ(routes["/ui/app.js"](Get("/ui/app.js")).body, ReadSource("scheduler-ext/web/app.js"));
+  kube::ServerResponse snap = routes["/ui/api/v1/snapshot"](Get("/ui/api/v1/snapshot"));
   EXPECT_EQ(snap.status, 503);
   EXPECT_EQ(snap.content_type, "application/json");
   EXPECT_EQ(routes.size(), 6u) << "read-only: the page, its two files, the snapshot";
