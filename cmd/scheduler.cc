@@ -92,6 +92,10 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
                   "Written start estimates are rounded up to this step, so a waiting PodGroup is rewritten when "
                   "its estimate moves a step, not every cycle")
       ->capture_default_str();
+  app->add_flag("--enable-web-view", o->enable_web_view,
+                  "Serve a read-only web view of queues, waiting and running jobs, the cluster map and recent node "
+                  "faults at /ui/ on the metrics server (--listen-address; same TLS and authentication as /metrics; "
+                  "docs/web-view.md)");
   app->add_option("--extender-address", o->extender_address,
                   "host:port serving the kube-scheduler extender API (filter, prioritize, bind; docs/extender.md); "
                   "default off");

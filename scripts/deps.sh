@@ -21,6 +21,8 @@ PKGS=(
   # dashboards e2e (tests/e2e/observability/prometheus_test.sh): a real Prometheus scrapes every role and
   # answers each Grafana panel's query (charts/tephra/dashboards/)
   prometheus
+  # web view e2e (tests/e2e/webview): a real browser, headless, driven over the DevTools protocol
+  chromium python3-websocket
   # container image (image/build.sh, tests/image): distroless root filesystem, OCI assembly, strip, rootless runs
   mmdebstrap debian-archive-keyring umoci skopeo binutils bubblewrap
 )

@@ -32,6 +32,7 @@
 #include "tephra/scheduler/extender.h"
 #include "tephra/scheduler/state_metrics.h"
 #include "tephra/scheduler/status_writer.h"
+#include "tephra/scheduler/webview.h"
 
 namespace tephra::scheduler {
 
@@ -360,6 +361,7 @@ class SchedulerProcess::Impl {
   void WithState(const std::function<void(sched::ClusterState&)>& fn);
   core::Status ServeExtender(kube::HttpServer& server);
   core::StatusOr<std::string> TestOnly(const std::string& body);
+  std::pair<int, std::string> WebSnapshot();
   void CollectMetrics() {
     if (!writer_) return;
     // The state's gauges, on the state thread between cycles (docs/metrics.md says why at scrape time).
@@ -504,6 +506,7 @@ class SchedulerProcess::Impl {
   std::unique_ptr<StatusWriter> writer_;
   std::unique_ptr<Evictor> evictor_;
   std::unique_ptr<Binder> binder_;
+  std::unique_ptr<WebViewRecorder> web_;  // --enable-web-view only
   std::thread loop_;
   bool stopped_ = false;
 };
@@ -598,6 +601,18 @@ core::Status SchedulerProcess::Impl::Start() {
     deps_.events->SetBeforeBatch([this] { binder_->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(2)); });
 
   RegisterHandlers();
+  if (o_.enable_web_view) {
+    // The view's fault list: node health transitions, judged from the API object on the watch thread.
+    web_ = std::make_unique<WebViewRecorder>();
+    auto observe = [this](const std::shared_ptr<const api::Node>& n) {
+      web_->ObserveNode(n->metadata.name, n.get(), clock_->WallNow());
+    };
+    nodes_->AddEventHandler({
+        .on_add = observe,
+        .on_update = [observe](const auto&, const auto& n) { observe(n); },
+        .on_delete = [this](const auto& n) { web_->ObserveNode(n->metadata.name, nullptr, clock_->WallNow()); },
+    });
+  }
   if (!o_.scheduler_conf.empty()) {
     poller_ = FileChangePoller(o_.scheduler_conf);
     poller_.Changed();  // the start-up read counts as seen
@@ -1010,6 +1025,7 @@ void SchedulerProcess::Impl::RunOneCycle() {
   // The allocate slice ran out: the round goes on right after the inbox is applied (no minimum gap).
   yielded_ = res.yielded;
   if (res.yielded) m_.yielded_cycles->Inc();
+  if (web_) web_->ObserveCycle(res, st);  // the reasons the view shows: before the statuses are handed off
   // FailedScheduling on the pending pods of gangs that just became unschedulable (the core emits the
   // PodGroup event only when the condition changes, so this does not repeat every cycle).
   for (const auto& e : res.events) {
@@ -1216,6 +1232,27 @@ core::StatusOr<std::string> SchedulerProcess::Impl::TestOnly(const std::string& 
   return out.dump();
 }
 
+std::pair<int, std::string> SchedulerProcess::Impl::WebSnapshot() {
+  if (!web_) return {404, R"j({"error":"the web view is off (--enable-web-view)"})j"};
+  if (!synced.load()) return {503, R"j({"error":"the scheduler's caches are not synced yet"})j"};
+  WebExtras x;
+  {
+    core::MutexLock l(inbox_mu_);
+    x.leading = leading_;
+  }
+  x.cycles = cycles.load();
+  x.faults = web_->Faults();
+  x.node_signals = web_->NodeSignals();
+  json snap;
+  // Built where the state lives, between cycles; serialised here, off the state thread.
+  WithState([&](sched::ClusterState&) {
+    x.now = clock_->WallNow();
+    x.conditions = &web_->conditions();
+    snap = BuildWebSnapshot(*core_, x);
+  });
+  return {200, snap.dump()};
+}
+
 void SchedulerProcess::Impl::RunWithStateLocked(const std::function<void(sched::ClusterState&)>& fn) {
   // The function may intern resource names into the core's registry (the extender converts its pod there):
   // the converters are held off and any new name is copied back, so both registries keep agreeing.
@@ -1338,6 +1375,7 @@ void SchedulerProcess::CollectMetrics() { impl_->CollectMetrics(); }
 void SchedulerProcess::WithState(const std::function<void(sched::ClusterState&)>& fn) { impl_->WithState(fn); }
 core::Status SchedulerProcess::ServeExtender(kube::HttpServer& server) { return impl_->ServeExtender(server); }
 core::StatusOr<std::string> SchedulerProcess::TestOnly(const std::string& body) { return impl_->TestOnly(body); }
+std::pair<int, std::string> SchedulerProcess::WebSnapshot() { return impl_->WebSnapshot(); }
 uint64_t SchedulerProcess::cycles() const { return impl_->cycles.load(); }
 int64_t SchedulerProcess::last_cycle_ms() const { return impl_->last_cycle_ms.load(); }
 SchedulerProcess::EventLatency SchedulerProcess::event_latency() const { return impl_->Latency(); }
@@ -1389,6 +1427,9 @@ int RunScheduler(const SchedulerOptions& o) {
     }
     return kube::ServerResponse{200, "application/json", *r};
   });
+  // The read-only web view (docs/web-view.md), beside /metrics: same address, TLS and authentication.
+  if (o.enable_web_view)
+    for (auto& [path, handler] : WebViewRoutes([&] { return proc.WebSnapshot(); })) mgr.AddGetHandler(path, handler);
   mgr.AddCollector([&] { proc.CollectMetrics(); });
   // Unhealthy when the leader's loop stopped cycling (stuck), so a liveness probe restarts it.
   mgr.AddLivenessCheck("scheduling-loop", [&] {

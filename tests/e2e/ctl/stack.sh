@@ -1,6 +1,7 @@
 # Shared by the ctl e2e scripts (sourced): lib/common.sh, a log and a work directory (the roles stop and the
 # work directory goes on exit), `k` (kubectl), and
-#   ctl_stack_up [scheduler flags...]   the CRDs, $CTL_NODES (2) simulated nodes x 4 cpu, the scheduler and the
+#   ctl_stack_up [scheduler flags...]   the CRDs, $CTL_NODES (2) simulated nodes x 4 cpu (and $CTL_GPUS GPUs,
+#                                       default 0: none advertised), the scheduler and the
 #                                       controller, and a `vcctl` symlink to the binary in $WORK; the scheduler's
 #                                       /metrics port in $SCHED_METRICS_PORT.
 # shellcheck source=../lib/common.sh
@@ -16,7 +17,7 @@ ctl_stack_up() {
   crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
   wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
   local nodes=${CTL_NODES:-2}
-  start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$nodes" --cpu 4 --gpus 0 ||
+  start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$nodes" --cpu 4 --gpus "${CTL_GPUS:-0}" ||
     fail "tephra nodesim did not start"
   node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
   wait_until "$nodes nodes" 90 node_count "$nodes" || fail "nodesim did not register nodes"

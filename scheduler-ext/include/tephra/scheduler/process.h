@@ -21,6 +21,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tephra/core/clock.h"
@@ -98,6 +99,8 @@ struct SchedulerOptions {
   int estimate_depth = 100;
   std::chrono::seconds estimate_resolution{30};
   bool create_default_queues = true;
+  // Tephra-only: the read-only web view at /ui/ on the metrics server (docs/web-view.md).
+  bool enable_web_view = false;
 };
 
 // What the process is given; injected so unit tests run it on the in-memory fake client.
@@ -141,6 +144,9 @@ class SchedulerProcess {
   //    "pods": n, "why": "..."}
   // InvalidArgument (the field) for a body that is not such a Job.
   core::StatusOr<std::string> TestOnly(const std::string& body);
+  // The web view's snapshot (webview.h, docs/web-view.md), built on the state thread between cycles: the
+  // HTTP status (503 before the caches synced, 404 without --enable-web-view) and the JSON body.
+  std::pair<int, std::string> WebSnapshot();
 
   // Copies the status writer's counters into the registry (a Manager collector).
   void CollectMetrics();
