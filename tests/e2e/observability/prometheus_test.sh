@@ -151,10 +151,11 @@ wait_until "done Completed, broken Failed, flaky Completed (after a restart), tr
   { dump; fail "job outcomes: done=$(phase done) broken=$(phase broken) flaky=$(phase flaky) train=$(phase train)"; }
 note "done Completed, broken Failed (retryCount $(k get vcjob -n $NS broken -o jsonpath='{.status.retryCount}')), flaky Completed (retryCount $(k get vcjob -n $NS flaky -o jsonpath='{.status.retryCount}')), train Running"
 
-# A card of the training gang's first node goes bad: allocatable 3 of 4 while its pod holds 4.
+# The training gang's first node reports a GPU Xid error (a node condition, as NPD or NVSentinel set it): its
+# transition time gives the detection latency (tephra_fault_detection_seconds).
 fault_node=$(k get pod -n $NS train-w-0 -o jsonpath='{.spec.nodeName}')
 [ -n "$fault_node" ] || fail "train-w-0 has no node"
-k annotate node "$fault_node" tephra.io/sim-unhealthy-gpus=1 >/dev/null
+k annotate node "$fault_node" tephra.io/sim-conditions=GpuXidError >/dev/null
 fault_recorded() { [ -n "$(k get node "$fault_node" -o jsonpath='{.metadata.annotations.tephra\.io/fault}')" ]; }
 wait_until "fault on $fault_node recorded" 60 fault_recorded || fail "fault on $fault_node not recorded"
 train_whole_elsewhere() {
@@ -201,10 +202,11 @@ note "wide: $(pg_message wide | tr '\n' ' ')"
 note "stuck: $(pg_message stuck | tr '\n' ' ')"
 wait_scheduler_cycles "$SCHED_METRICS" 3 30 || fail "the scheduler stopped cycling"
 
-# A second node faults within the budget window: --fault-max-node-fraction (0.1, at least one node) holds it.
+# A second node loses a GPU within the budget window: --fault-max-node-fraction (0.1, at least one node) holds it.
 held_node=$(k get nodes -o name | sed 's|^node/||' | grep -vx "$fault_node" | head -n1)
-k annotate node "$held_node" tephra.io/sim-conditions=GpuXidError >/dev/null
-fault_held() { curl -fsS "http://127.0.0.1:$CTRL_METRICS/metrics" | grep -q '^tephra_fault_actions_held_total'; }
+k annotate node "$held_node" tephra.io/sim-unhealthy-gpus=1 >/dev/null
+# The whole scrape first: `grep -q` stops reading early, and curl's failed write would fail the pipeline.
+fault_held() { local m; m=$(curl -fsS "http://127.0.0.1:$CTRL_METRICS/metrics") && grep -q '^tephra_fault_actions_held_total' <<<"$m"; }
 wait_until "the fault on $held_node held by the node budget" 60 fault_held || fail "no tephra_fault_actions_held_total after a second fault"
 note "second fault on $held_node held by the node budget"
 
