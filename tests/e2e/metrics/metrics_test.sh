@@ -178,7 +178,7 @@ is_phase() { [ "$(phase "$1")" = "$2" ]; }
 wait_until "done-job Completed" 120 is_phase done-job Completed || fail "done-job did not complete"
 wait_until "failing-job Failed" 120 is_phase failing-job Failed || fail "failing-job did not fail"
 wait_until "long-job Running" 60 is_phase long-job Running || fail "long-job did not run"
-wait_until "vgpu-job Running" 60 is_phase vgpu-job Running || fail "vgpu-job did not run: $(why vgpu-job)"
+wait_until "vgpu-job Running" 90 is_phase vgpu-job Running || fail "vgpu-job did not run: $(why vgpu-job)"
 # The whole scrape first: `grep -q` would stop reading early, and curl's failed write fails the pipeline.
 has_series() { local m; m=$(scrape "$1") && grep -q "^$2" <<<"$m"; }
 wait_until "a queue position for too-big" 60 has_series scheduler 'tephra_job_queue_position{namespace="default",podgroup="too-big' ||
