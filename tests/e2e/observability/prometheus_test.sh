@@ -61,7 +61,8 @@ wait_until "webhook configurations" 30 wh_configured || fail "webhook configurat
 
 CTRL_METRICS=$(free_port)
 start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
-  --metrics-addr "127.0.0.1:$CTRL_METRICS" --health-addr "127.0.0.1:$(free_port)" || fail "tephra controller did not start"
+  --metrics-addr "127.0.0.1:$CTRL_METRICS" --health-addr "127.0.0.1:$(free_port)" --fault-avoid-seconds 0 ||
+  fail "tephra controller did not start"
 
 CONF=$WORK/volcano-scheduler.conf
 cat >"$CONF" <<'YAML'
@@ -166,6 +167,11 @@ train_whole_elsewhere() {
 }
 wait_until "train whole again off $fault_node" 90 train_whole_elsewhere || { dump; fail "train not whole again after the fault"; }
 note "fault on $fault_node: $(k get node "$fault_node" -o jsonpath='{.metadata.annotations.tephra\.io/fault}'); train whole again"
+# The node heals (and, with --fault-avoid-seconds 0, takes work again at once): the reservation below needs all
+# four nodes.
+k annotate node "$fault_node" tephra.io/sim-conditions- >/dev/null
+fault_cleared() { [ -z "$(k get node "$fault_node" -o jsonpath='{.metadata.annotations.tephra\.io/fault}')" ]; }
+wait_until "fault on $fault_node cleared" 60 fault_cleared || fail "fault on $fault_node not cleared"
 
 # Preemption: a low-priority filler takes most of the CPU, a high-priority gang needs two nodes' worth.
 job filler team-a 12 1 '{cpu: "2", memory: 1Gi}' '{tephra.io/sim-run-seconds: "3600"}' "  runningEstimate: 1h" \
