@@ -28,7 +28,7 @@ LABELS = {"volcano_e2e_job_scheduling_duration": {"job_name", "queue", "job_name
 def main():
     doc = open(os.path.join(sys.argv[1], "docs", "metrics.md"), encoding="utf-8").read()
     rows = {}
-    for m in re.finditer(r"^\|\s*`([a-z_]+)`\s*\|\s*(counter|gauge|histogram)\s*\|([^|]*)\|", doc, re.M):
+    for m in re.finditer(r"^\|\s*`([a-z0-9_]+)`\s*\|\s*(counter|gauge|histogram)\s*\|([^|]*)\|", doc, re.M):
         rows[m.group(1)] = (m.group(2), set(re.findall(r"`([A-Za-z_]+)`", m.group(3))))
     errors = []
     for name in QUERIED:
