@@ -203,7 +203,10 @@ pg_message() { k get podgroup -n $NS "$(pg_of "$1")" -o jsonpath='{range .status
 wide_positioned() { pg_message wide | grep -q "position"; }
 wait_until "wide has a queue position" 60 wide_positioned || { dump; fail "wide: $(pg_message wide)"; }
 stuck_unschedulable() { pg_message stuck | grep -q "^Unschedulable="; }
-wait_until "stuck Unschedulable" 60 stuck_unschedulable || { dump; fail "stuck: $(pg_message stuck)"; }
+wait_until "stuck Unschedulable" 60 stuck_unschedulable || {
+  dump
+  fail "stuck: $(pg_message stuck); its pod: $(k get pods -n $NS -l volcano.sh/job-name=stuck -o jsonpath='{range .items[*]}{.metadata.name} nodeSelector={.spec.nodeSelector} node={.spec.nodeName}{"\n"}{end}')"
+}
 note "wide: $(pg_message wide | tr '\n' ' ')"
 note "stuck: $(pg_message stuck | tr '\n' ' ')"
 wait_scheduler_cycles "$SCHED_METRICS" 3 30 || fail "the scheduler stopped cycling"

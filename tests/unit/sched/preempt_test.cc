@@ -310,5 +310,31 @@ TEST(Evict, FailedDeleteRestoresTheVictim) {
   EXPECT_EQ(again.evictions.size(), 1u);
 }
 
+// A preemptor whose nodeSelector matches no node evicts nobody and is placed nowhere, in preempt and in reclaim,
+// with and without reservations: victims are only worth taking on a node the pod may use.
+TEST(Preempt, NodeSelectorMatchingNoNodeEvictsNothing) {
+  for (int depth : {0, 1}) {
+    SchedulerConf conf = EvictConf();
+    conf.core.reservation_depth = depth;
+    Cluster c(conf);
+    c.Queue("default");
+    c.Queue("b");
+    for (int i = 0; i < 2; ++i) c.Node("n" + std::to_string(i), 4000, 16 * kGi);
+    RunningJob(c, "low", 8, 1, Resource::CpuMem(1000, kGi), {"n0", "n1"}, "default", 0);
+    JobInfo j = c.Job("picky", 1, "b", 100);
+    c.AddJob(j);
+    TaskInfo t = c.Pod(j, 0, Resource::CpuMem(100, 128LL << 20));
+    t.priority = 100;
+    t.node_selector = {{"e2e-pool", "none"}};
+    c.st().UpsertPod(t);
+    for (int cycle = 0; cycle < 4; ++cycle) {
+      CycleResult r = c.RunAt(cycle);
+      EXPECT_TRUE(r.evictions.empty()) << "depth " << depth << " cycle " << cycle;
+      for (const auto& b : r.binds) EXPECT_NE(b.job, "ns/picky") << "depth " << depth << ": bound to " << b.node;
+    }
+    EXPECT_EQ(c.BoundCount("ns/picky"), 0);
+  }
+}
+
 }  // namespace
 }  // namespace tephra::sched
