@@ -7,10 +7,11 @@
 #     scheduler's cycle counter must advance in Prometheus.
 #  2. A workload that moves the metrics: queues team-a and team-b (team-b capped, with GPUs); a job that
 #     completes, one that fails (exit 1, PodFailed -> RestartJob, maxRetry 1: restarted once, then Failed), one
-#     that fails once and then completes after its restart; a GPU training gang whose node loses a card (the
-#     fault controller records it, replaces the pod, the job is whole again elsewhere); a low-priority filler
+#     that fails once and then completes after its restart; a GPU training gang whose node reports a GPU Xid
+#     error (the fault controller records it, replaces the pod, the job is whole again elsewhere); a
+#     low-priority filler
 #     preempted by a high-priority gang; then a gang too wide to start now (a reservation, a queue position),
-#     a job no node can take (unschedulable), and a second node fault that the node budget holds.
+#     a job no node can take (unschedulable), and a second node losing a GPU, which the node budget holds.
 #  3. Once every target has been scraped twice after the workload, every panel target and every template
 #     variable of every dashboard is queried (check_dashboards.py: variables -> .*, $__rate_interval -> 1m,
 #     $__range -> 10m) and must return at least one series. The table panel -> series count goes to stdout
