@@ -114,7 +114,8 @@ install_tephra() {
   # shellcheck source=SCRIPTDIR/../tests/e2e/lib/chart.sh
   source tests/e2e/lib/chart.sh
   local port; port=$(free_port)
-  chart_install tephra tephra-system "$port" >"$DIR/logs/helm-install.log" ||
+  # The scheduler's read-only web view (docs/web-view.md) is on too: the story can be watched in a browser.
+  chart_install tephra tephra-system "$port" --set custom.scheduler_web_view_enable=true >"$DIR/logs/helm-install.log" ||
     { cat "$DIR/logs/helm-install.log" >&2; exit 1; }
   echo "helm: release tephra installed in namespace tephra-system ($("$HELM" list -n tephra-system -o json |
     jq -r '.[0] | "chart \(.chart), app \(.app_version)"'); helm's notes: $DIR/logs/helm-install.log)"
@@ -368,6 +369,7 @@ epilogue() {
   \$KUBECTL get pods -o wide               # every pod, on which node it ran
   \$KUBECTL describe vcjob flaky           # conditions, retryCount, Events (ExecuteAction RestartJob)
   \$KUBECTL get events --sort-by=.lastTimestamp
+The scheduler's web view (queues, waiting jobs and why, placement, the cluster map): http://127.0.0.1:${CHART_ROLE_METRICS[scheduler]:-8080}/ui/
 Try it again: delete the jobs (\$KUBECTL delete vcjob --all) and apply an act, e.g.
   \$KUBECTL apply -f $STORY/3-retry.yaml
 Logs: Tephra $ROLE_LOGS
