@@ -476,15 +476,15 @@ class SchedulerProcess::Impl {
   std::chrono::steady_clock::time_point last_start_{}, last_end_{};
   bool yielded_ = false;
   std::deque<std::pair<int64_t, double>> bound_window_;
-  // Per job, for Volcano's e2e job scheduling metrics (state thread only).
+  // Per job seen waiting, for Volcano's e2e job scheduling metrics (state thread only).
   struct JobTrack {
-    std::vector<std::string> labels;  // job_name, queue, job_namespace
-    uint64_t seen = 0;                // the last cycle that saw it
-    bool waited = false;              // seen short of its minimum
-    bool done = false;                // its minimum was placed (measured, or running before we started)
+    std::vector<std::string> labels;      // job_name, queue, job_namespace
+    bool done = false;                    // its minimum was placed (measured)
+    metrics::Gauge* last = nullptr;       // its volcano_e2e_job_scheduling_last_time child
     metrics::Counter* retries = nullptr;  // its volcano_job_retry_counts child, once it has one
   };
   std::unordered_map<std::string, JobTrack> job_track_;
+  size_t prune_at_ = 64;  // job_track_ size that triggers an early prune
   std::set<std::string> reserved_announced_;  // gangs whose current reservation got its Reserved Event
   StateMetrics state_metrics_;
 
@@ -1041,49 +1041,53 @@ void SchedulerProcess::Impl::RunOneCycle() {
   }
   int64_t unschedulable_jobs = 0;
   const uint64_t cycle = core_->cycle();
-  size_t tracked = 0;
   const sched::WallTime now = clock_->WallNow();
   const double now_s = static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count());
+  // Volcano's per-job scheduling metrics. Only waiting gangs are looked up here, once per cycle; their placement
+  // is read from the cycle's PodGroup status changes below, so a cluster of running jobs costs nothing.
   st.ForEachJob([&](const sched::JobInfo& j) {
-    const bool waiting = j.Count(sched::TaskStatus::kPending) > 0 && j.ReadyCount() < j.min_member;
-    if (waiting) ++unschedulable_jobs;
+    if (j.Count(sched::TaskStatus::kPending) == 0 || j.ReadyCount() >= j.min_member) return;
+    ++unschedulable_jobs;
     if (j.implicit) return;
-    ++tracked;
     JobTrack& tr = job_track_[j.key];
-    tr.seen = cycle;
     // Volcano's gang plugin counts a retry for every session that closes with the job's pods pending and its
-    // minimum not placed. The child is looked up once per job, not once per cycle.
-    if (waiting) {
-      if (!tr.retries) tr.retries = m_.job_retries->With({j.name});
-      tr.retries->Inc();
+    // minimum not placed.
+    if (!tr.retries) tr.retries = m_.job_retries->With({j.name});
+    tr.retries->Inc();
+    if (tr.done) return;  // a placed gang short again (a pod lost) is not a new scheduling attempt
+    if (!tr.last) {
+      const std::vector<std::string> labels = {j.name, j.queue, j.ns};
+      m_.job_start->With(labels)->Set(now_s);
+      tr.last = m_.job_last->With(labels);
+      tr.labels = labels;
     }
-    if (tr.done) return;
-    if (tr.labels.empty()) tr.labels = {j.name, j.queue, j.ns};
-    if (j.ReadyCount() < j.min_member || j.min_member == 0) {
-      if (!tr.waited) m_.job_start->With(tr.labels)->Set(now_s);
-      tr.waited = true;
-      m_.job_last->With(tr.labels)->Set(now_s);
-      return;
-    }
-    // Its minimum is placed. A job already running when the scheduler started is not a measurement.
-    tr.done = true;
-    if (!tr.waited || j.creation_time == sched::WallTime{}) return;
-    const double ms = std::chrono::duration<double, std::milli>(now - j.creation_time).count();
-    if (ms < 0) return;
-    m_.job_latency->Observe(ms);
-    m_.job_duration->With(tr.labels)->Set(ms);
+    tr.last->Set(now_s);
   });
-  // Jobs that left the state take their series with them.
-  if (job_track_.size() > tracked) {
+  for (const auto& u : res.pod_groups) {
+    if (u.phase != sched::PodGroupPhase::kRunning && u.phase != sched::PodGroupPhase::kCompleted) continue;
+    auto it = job_track_.find(u.job);
+    if (it == job_track_.end() || it->second.done) continue;  // never seen waiting: running before we started
+    it->second.done = true;
+    const sched::JobInfo* j = st.FindJob(u.job);
+    if (!j || j->creation_time == sched::WallTime{}) continue;
+    const double ms = std::chrono::duration<double, std::milli>(now - j->creation_time).count();
+    if (ms < 0) continue;
+    m_.job_latency->Observe(ms);
+    m_.job_duration->With(it->second.labels)->Set(ms);
+  }
+  // Jobs that left the state take their series with them: checked every 64 cycles, or at once when the map
+  // has clearly outgrown what was alive at the last check.
+  if (cycle % 64 == 0 || job_track_.size() > prune_at_) {
     std::set<std::vector<std::string>> gone;
     for (auto it = job_track_.begin(); it != job_track_.end();) {
-      if (it->second.seen == cycle) {
+      if (st.FindJob(it->first)) {
         ++it;
         continue;
       }
       if (!it->second.labels.empty()) gone.insert(it->second.labels);
       it = job_track_.erase(it);
     }
+    prune_at_ = 2 * job_track_.size() + 64;
     if (!gone.empty()) {
       auto dead = [&](const std::vector<std::string>& l) { return gone.count(l) > 0; };
       m_.job_duration->RemoveIf(dead);

@@ -18,6 +18,25 @@ double DominantShare(const sched::Resource& used, const sched::Resource& total, 
 
 }  // namespace
 
+double QueueShare(const sched::Resource& allocated, const sched::Resource& deserved,
+                  const sched::ResourceRegistry& names, std::string* by) {
+  double share = 0;
+  bool any = false;
+  for (int i = 0; i < names.size(); ++i) {
+    if (i == sched::kPods) continue;
+    const int64_t des = deserved.Get(i), alloc = allocated.Get(i);
+    if (des >= sched::kUnlimited || (des <= 0 && alloc <= 0)) continue;
+    // Volcano's helpers.Share: allocated/deserved, 1 when something is held against a deserved of 0.
+    const double sh = des <= 0 ? 1.0 : static_cast<double>(alloc) / static_cast<double>(des);
+    if (sh > share || !any) {
+      share = sh;
+      if (by) *by = names.Name(i);
+      any = true;
+    }
+  }
+  return share;
+}
+
 void StateMetrics::Tracked::Set(std::vector<std::string> labels, double v) {
   f->With(labels)->Set(v);
   live.insert(std::move(labels));
@@ -121,8 +140,7 @@ void StateMetrics::Export(const sched::Scheduler& core) {
     queue_weight_.Set({q.name}, q.weight);
     if (auto d = deserved.find(q.name); d != deserved.end()) {
       deserved_.Set(q.name, d->second, names);
-      const double share = DominantShare(q.allocated, d->second, dims);
-      queue_share_.Set({q.name}, share);
+      queue_share_.Set({q.name}, QueueShare(q.allocated, d->second, names));
       queue_overused_.Set({q.name}, q.allocated.FitsIn(d->second) ? 0 : 1);
     }
   });

@@ -7,6 +7,7 @@
 #include "tephra/api/devices.h"
 #include "tephra/api/labels.h"
 #include "tephra/core/clock.h"
+#include "tephra/scheduler/state_metrics.h"
 
 namespace tephra::scheduler {
 
@@ -71,15 +72,14 @@ void WebViewRecorder::ObserveNode(const std::string& name, const api::Node* node
 
 void WebViewRecorder::ObserveCycle(const sched::CycleResult& res, const sched::ClusterState& st) {
   for (const auto& u : res.pod_groups) conditions_[u.job] = u.conditions;
-  // Jobs that left: pruned in one pass when the map is clearly larger than the live set, so the cost stays
-  // O(1) amortised per job.
-  size_t jobs = 0;
-  st.ForEachJob([&](const sched::JobInfo&) { ++jobs; });
-  if (conditions_.size() <= 2 * jobs + 64) return;
+  // Jobs that left: pruned in one pass once the map has doubled since the last prune, so the cost stays O(1)
+  // amortised per job and a cycle never walks the jobs for it.
+  if (conditions_.size() <= prune_at_) return;
   for (auto it = conditions_.begin(); it != conditions_.end();) {
     if (st.FindJob(it->first)) ++it;
     else it = conditions_.erase(it);
   }
+  prune_at_ = 2 * conditions_.size() + 64;
 }
 
 std::vector<NodeFaultEvent> WebViewRecorder::Faults() const {
@@ -118,12 +118,6 @@ const char* QueueStateName(sched::QueueState s) {
     case sched::QueueState::kUnknown: break;
   }
   return "Unknown";
-}
-
-// Volcano's helpers.Share: allocated/deserved, 1 when something is held against a deserved of 0.
-double Share(int64_t allocated, int64_t deserved) {
-  if (deserved <= 0) return allocated > 0 ? 1.0 : 0.0;
-  return static_cast<double>(allocated) / static_cast<double>(deserved);
 }
 
 bool IsDevice(const std::string& name) {
@@ -209,19 +203,9 @@ json BuildWebSnapshot(const sched::Scheduler& s, const WebExtras& x) {
     auto d = s.queue_deserved().find(q.name);
     if (d != s.queue_deserved().end()) {
       e["deserved"] = ResourceJson(d->second, reg);
-      // The dominant share, as proportion orders queues by it.
-      double share = 0;
+      // The share volcano_queue_share reports (state_metrics.h).
       std::string by;
-      for (int i = 0; i < reg.size(); ++i) {
-        if (i == sched::kPods) continue;
-        const int64_t des = d->second.Get(i), alloc = q.allocated.Get(i);
-        if (des >= sched::kUnlimited || (des <= 0 && alloc <= 0)) continue;
-        const double sh = Share(alloc, des);
-        if (sh > share || by.empty()) {
-          share = sh;
-          by = reg.Name(i);
-        }
-      }
+      const double share = QueueShare(q.allocated, d->second, reg, &by);
       e["share"] = share;
       e["shareResource"] = by;
     } else {

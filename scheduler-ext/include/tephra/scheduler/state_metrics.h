@@ -15,6 +15,12 @@
 
 namespace tephra::scheduler {
 
+// A queue's share as Volcano's proportion plugin reports it (volcano_queue_share, and the web view's bar): the
+// largest allocated/deserved over the resources, where a resource held against a deserved of 0 counts as 1.
+// `by`, when given, receives the resource that decides it.
+double QueueShare(const sched::Resource& allocated, const sched::Resource& deserved,
+                  const sched::ResourceRegistry& names, std::string* by = nullptr);
+
 class StateMetrics {
  public:
   explicit StateMetrics(kube::metrics::Registry& r);

@@ -74,6 +74,7 @@ class WebViewRecorder {
   std::deque<NodeFaultEvent> faults_ TEPHRA_GUARDED_BY(mu_);  // oldest first
   std::map<std::string, std::vector<std::string>> signals_ TEPHRA_GUARDED_BY(mu_);
   EmittedConditions conditions_;  // state thread only
+  size_t prune_at_ = 64;          // conditions_ size that triggers the next prune (state thread only)
 };
 
 // What the snapshot needs besides the core.
