@@ -25,7 +25,6 @@ NODES=4 NODE_CPU=6
 
 # ------------------------------------------------------------------------------------------------- helpers
 step() { printf '\n==> %s\n' "$*"; }
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 hms() { date -u -d "$1" +%T; }                   # RFC 3339 (API timestamps) -> HH:MM:SS, UTC like the API
 clock() { date -u +%T; }
 now() { date +%s.%N | cut -c1-14; }              # seconds, 3 decimals

@@ -18,11 +18,33 @@ JOBS=${TEPHRA_JOBS:-2}
 SANITIZERS=${TEPHRA_SANITIZERS:-1}
 
 T0=$SECONDS
+T_START=$SECONDS
 STAGES=()
-stage_done() { STAGES+=("$(printf '%-28s %4d s' "$1" $((SECONDS - T0)))"); T0=$SECONDS; }
+stage_done() { STAGES+=("$(printf '%-60s %5d s' "$1" $((SECONDS - T0)))"); T0=$SECONDS; }
+# Every ctest run's output is kept (build-logs/ctest-<stage>.log) so the report can name the slowest tests.
+LOGS=$ROOT/build-logs
+mkdir -p "$LOGS"
+rm -f "$LOGS"/ctest-*.log
+# The resource spec hands each e2e scenario one of the shared control planes (tests/e2e/CMakeLists.txt).
+run_ctest() {
+  local dir=$1 tag=$2; shift 2
+  (cd "$dir" && ctest --output-on-failure --resource-spec-file "$ROOT/tests/e2e/clusters.json" "$@") 2>&1 |
+    tee "$LOGS/ctest-$tag.log"
+  return "${PIPESTATUS[0]}"
+}
 report() {
   echo "== stage times"
   for s in "${STAGES[@]}"; do echo "   $s"; done
+  printf '   %-60s %5d s\n' "total" $((SECONDS - T_START))
+  # ctest's result lines: "  3/53 Test  #7: e2e_smoke .......   Passed   25.31 sec"
+  if ls "$LOGS"/ctest-*.log >/dev/null 2>&1; then
+    echo "== slowest ten tests"
+    for f in "$LOGS"/ctest-*.log; do
+      awk -v stage="$(basename "$f" .log | sed 's/^ctest-//')" \
+        '/ Test +#[0-9]+: / && $(NF) == "sec" { for (i = 1; i <= NF; i++) if ($i ~ /^#[0-9]+:$/) name = $(i + 1);
+                                                printf "%8.1f s  %-40s %s\n", $(NF - 1), name, stage }' "$f"
+    done | sort -rn | head -n 10 | sed 's/^/   /'
+  fi
 }
 trap report EXIT
 
@@ -31,9 +53,11 @@ bash scripts/deps.sh
 bash tests/e2e/fetch-binaries.sh >/dev/null
 stage_done "deps + control plane"
 
-# ccache (keyed outside the checkout) makes a rebuild on a machine that has built once take seconds.
+# ccache (keyed outside the checkout) makes a rebuild on a machine that has built once take seconds. Paths are
+# hashed relative to the checkout, so a fresh clone at another path (as CI makes) still hits the cache.
 LAUNCHER=()
 command -v ccache >/dev/null && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
 # The full run compiles each test binary once: the release build holds the product, the e2e and bench tiers
 # and the layering probes; the unit, integration and fuzz tiers are compiled and run in the ASan+UBSan build
 # below (stricter, and the same tests). With extra ctest args, or without the sanitizer stages, the release
@@ -46,7 +70,7 @@ stage_done "build"
 
 if [ "$SANITIZERS" = 0 ]; then
   # Summary line ("100% tests passed, 0 tests failed out of N") comes from ctest itself.
-  (cd "$BUILD" && ctest --output-on-failure -j"$JOBS" "$@")
+  run_ctest "$BUILD" release -j"$JOBS" "$@"
   stage_done "ctest (release build)"
   echo "sanitizer stages skipped (TEPHRA_SANITIZERS=0)"
   exit 0
@@ -66,7 +90,7 @@ SAN_PID=$!
 trap 'kill -- -"$SAN_PID" 2>/dev/null || true; report' EXIT
 
 if [ $# -eq 0 ]; then
-  (cd "$BUILD" && ctest --output-on-failure -j"$JOBS" -LE '^bench$')
+  run_ctest "$BUILD" release -j"$JOBS" -LE '^bench$'
   stage_done "ctest (release: all but bench; sanitizer builds beside it)"
 fi
 rc=0; wait "$SAN_PID" || rc=$?
@@ -77,22 +101,22 @@ if [ "$rc" -ne 0 ]; then
 fi
 stage_done "sanitizer builds (what was left)"
 if [ $# -eq 0 ]; then
-  (cd "$BUILD" && ctest --output-on-failure -j"$JOBS" -L '^bench$')
+  run_ctest "$BUILD" bench -j"$JOBS" -L '^bench$'
   stage_done "ctest (release: bench)"
 else
   # A selection from the command line may hold timing tests: it runs once the builds are done, like the bench tier.
-  (cd "$BUILD" && ctest --output-on-failure -j"$JOBS" "$@")
+  run_ctest "$BUILD" release -j"$JOBS" "$@"
   stage_done "ctest (release build)"
 fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-(cd "$ROOT/build-asan" && ctest --output-on-failure -j"$JOBS" -L 'unit|integration|fuzz' -E '^layering_|^bench_')
+run_ctest "$ROOT/build-asan" asan -j"$JOBS" -L 'unit|integration|fuzz' -E '^layering_|^bench_'
 stage_done "ctest (ASan+UBSan)"
 
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/tests/tsan.supp}
 regex="^($(IFS='|'; echo "${TSAN_TESTS[*]}"))\$"
-(cd "$ROOT/build-tsan" && ctest --output-on-failure -j"$JOBS" -R "$regex")
+run_ctest "$ROOT/build-tsan" tsan -j"$JOBS" -R "$regex"
 stage_done "ctest (TSan)"
 
 # The fuzz corpus is copied so a run never writes into the checkout; a crash leaves its input in the build dir

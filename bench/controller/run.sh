@@ -16,9 +16,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 source "$ROOT/bench/tools/in_cluster.sh"
 reexec_in_cluster "$HERE/run.sh" 900 "$@"
 source "$ROOT/tests/e2e/lib/common.sh"
-"$KUBECTL" apply -f "$ROOT/crds/" >/dev/null
-est() { "$KUBECTL" wait --for condition=Established --timeout 5s crd --all; }
-wait_until "CRDs Established" 60 est || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 "$KUBECTL" create -f - >/dev/null 2>&1 <<'Q' || true
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue

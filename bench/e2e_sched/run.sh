@@ -15,9 +15,7 @@ source "$ROOT/bench/tools/in_cluster.sh"
 reexec_in_cluster "$HERE/run.sh" 1500 "$@"
 source "$ROOT/tests/e2e/lib/common.sh"
 trap stop_roles EXIT
-"$KUBECTL" apply -f "$ROOT/crds/" >/dev/null
-est() { "$KUBECTL" wait --for condition=Established --timeout 5s crd --all; }
-wait_until "CRDs Established" 60 est || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 NODES=${NODES:-1000}
 # shellcheck disable=SC2086  # NODESIM_ARGS is a word list
 start_role nodesim "$TEPHRA_E2E_LOG_DIR/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$NODES" --cpu 32 --gpus 0 ${NODESIM_ARGS:-} \

@@ -16,9 +16,7 @@ reexec_in_cluster "$HERE/run.sh" 1500 "$@"
 source "$ROOT/tests/e2e/lib/common.sh"
 trap stop_roles EXIT
 [ -x "$LOAD_BIN" ] || fail "LOAD_BIN=$LOAD_BIN is not built (cmake --build <build> --target admission_load)"
-"$KUBECTL" apply -f "$ROOT/crds/" >/dev/null
-est() { "$KUBECTL" wait --for condition=Established --timeout 5s crd --all; }
-wait_until "CRDs Established" 60 est || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 "$KUBECTL" create namespace volcano-system >/dev/null
 "$KUBECTL" create -f - >/dev/null <<'Q'
 apiVersion: scheduling.volcano.sh/v1beta1

@@ -252,7 +252,7 @@ cmd_up() {
     --allow-privileged=true \
     --endpoint-reconciler-type none \
     --audit-policy-file "$DIR/audit-policy.yaml" --audit-log-path "$DIR/logs/audit.log" \
-    --audit-log-maxsize 200 --audit-log-maxbackup 2 \
+    --audit-log-maxsize 4000 --audit-log-maxbackup 1 \
     ${TEPHRA_E2E_APISERVER_ARGS:-}
   # --endpoint-reconciler-type none: the `kubernetes` Service would otherwise get 127.0.0.1 as an endpoint,
   # which Endpoints validation rejects (loopback), producing an error every 10s. No real pod needs to reach it.
@@ -308,6 +308,7 @@ export TEPHRA_E2E_CA_FILE=$pki/ca.crt
 export TEPHRA_E2E_TOKEN_FILE=$pki/admin.token
 export TEPHRA_E2E_ETCD_URL=http://127.0.0.1:$ETCD_PORT
 export TEPHRA_E2E_SA_KEY_FILE=$pki/sa.key
+export TEPHRA_E2E_AUDIT_LOG=$DIR/logs/audit.log
 export KUBECACHEDIR=$DIR/kube-cache
 EOF
 

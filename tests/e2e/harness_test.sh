@@ -12,7 +12,6 @@ source "$HERE/lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_E2E_DIR:?}" "${TEPHRA_E2E_API_URL:?}"
 B=$(mktemp -d "${TMPDIR:-/tmp}/tephra-e2e-b.XXXXXX")
 trap 'bash "$HERE/cluster.sh" down "$B" >/dev/null 2>&1 || true; rm -rf "$B"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
 # ------------------------------------------------------------------------------------ controllers we rely on
 k create namespace harness-a >/dev/null
@@ -40,7 +39,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TEPHRA_E2E_CA_FILE" \
   -H "Authorization: Bearer $sa_token" "$TEPHRA_E2E_API_URL/api/v1/namespaces/kube-system/pods")
 [ "$code" = 403 ] || fail "unbound ServiceAccount listing kube-system pods: HTTP $code, want 403"
 audited() {
-  grep '"system:serviceaccount:harness-a:default"' "$TEPHRA_E2E_DIR/logs/audit.log" | grep -q '"code":403'
+  audit_log | grep '"system:serviceaccount:harness-a:default"' | grep -q '"code":403'
 }
 wait_until "the 403 in the audit log" 15 audited || fail "audit log has no 403 for the ServiceAccount"
 # TokenRequest needs --service-account-issuer and the signing key: a bound token must be issued and accepted.

@@ -14,11 +14,8 @@ source "$HERE/lib/common.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 APISERVER_PID=$(cat "$TEPHRA_E2E_DIR/run/kube-apiserver.pid")
 trap 'kill -CONT "$APISERVER_PID" 2>/dev/null || true; stop_roles' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
-wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 k create namespace volcano-system >/dev/null 2>&1 || true
 
 declare -A PID HEALTH

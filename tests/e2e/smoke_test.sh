@@ -13,7 +13,6 @@ source "$HERE/lib/common.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 WORK=$(mktemp -d)
 trap 'stop_roles; rm -rf "$WORK"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
 CRDS=$TEPHRA_SOURCE_DIR/crds
 # ---------------------------------------------------------------------------------------------------- 1. CRDs

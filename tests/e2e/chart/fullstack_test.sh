@@ -17,11 +17,10 @@ source "$HERE/../lib/common.sh"
 # shellcheck source=../lib/chart.sh
 source "$HERE/../lib/chart.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${HELM:?}" "${TEPHRA_E2E_DIR:?}"
-LOGS=$TEPHRA_E2E_DIR/logs
-WORK=$TEPHRA_E2E_DIR/chart
+LOGS=${TEPHRA_E2E_LOG_DIR:-$TEPHRA_E2E_DIR/logs}
+WORK=$LOGS/../chart
 mkdir -p "$WORK"
 trap 'chart_stop_roles; stop_roles' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 REL=tephra
 RNS=tephra-system
 NS=team-ml
@@ -360,7 +359,8 @@ wait_until "keeper and its pods deleted" 90 gone || fail "keeper not cleaned up"
 # ------------------------------------------------------------------------------------------- 4. least privilege
 note "4. RBAC: granted vs used"
 chart_stop_roles
-python3 "$HERE/rbac_check.py" --audit "$LOGS/audit.log" --manifest "$WORK/run2/manifest.yaml" --release "$REL" \
+audit_log >"$LOGS/audit-slice.log" || fail "no audit log"
+python3 "$HERE/rbac_check.py" --audit "$LOGS/audit-slice.log" --manifest "$WORK/run2/manifest.yaml" --release "$REL" \
   --namespace "$RNS" --allow-list "$TEPHRA_SOURCE_DIR/docs/install.md" || fail "the chart's RBAC is not least privilege"
 
 # ---------------------------------------------------------------------------------------------- 5. uninstall

@@ -20,6 +20,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from roles import Role, free_port, iso_now, scrape  # noqa: E402
 
 NS = "default"
 P_JOBS = "/apis/batch.volcano.sh/v1alpha1/namespaces/%s/jobs" % NS
@@ -451,102 +452,6 @@ def pod_phase(p):
 
 def deleting(o):
     return bool((o.get("metadata") or {}).get("deletionTimestamp"))
-
-
-# ------------------------------------------------------------------------------------------------- roles
-class Role:
-    def __init__(self, name, args, logf, health_port=None):
-        self.name, self.args, self.logf, self.health_port = name, args, logf, health_port
-        self.proc = None
-        self.starts = 0
-        self.unexpected_exits = []
-
-    def start(self):
-        self.starts += 1
-        with open(self.logf, "a") as f:
-            f.write("==== churn: start #%d of tephra %s at %s ====\n" % (self.starts, self.name, iso_now()))
-        log = open(self.logf, "a")
-        self.proc = subprocess.Popen([os.environ["TEPHRA_BIN"], self.name] + self.args, stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self):
-        if self.alive():
-            self.proc.send_signal(signal.SIGKILL)
-        if self.proc is not None:
-            self.proc.wait()
-        self.proc = None
-
-    def stop(self):
-        if self.alive():
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.send_signal(signal.SIGKILL)
-                self.proc.wait()
-        self.proc = None
-
-    def check(self):
-        """Returns the exit code when the process died on its own since the last call, else None."""
-        if self.proc is not None and self.proc.poll() is not None:
-            rc = self.proc.returncode
-            self.unexpected_exits.append((iso_now(), rc))
-            self.proc = None
-            return rc
-        return None
-
-    def ready(self):
-        if not self.health_port:
-            return self.alive()
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % self.health_port, timeout=2) as r:
-                return r.status == 200
-        except Exception:
-            return False
-
-
-def iso_now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def free_port(_rng=random.Random()):
-    """A free port in 20000-32767, below Linux's ephemeral range (as cluster.sh picks them): a role restarted
-    after a SIGKILL binds the same port again, which an outgoing connection must not have taken meanwhile."""
-    import socket
-    for _ in range(200):
-        p = _rng.randint(20000, 32767)
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", p))
-            return p
-        except OSError:
-            continue
-        finally:
-            s.close()
-    raise RuntimeError("no free port in 20000-32767")
-
-
-def scrape(port):
-    """Prometheus text -> {(name, labels-string): value}."""
-    out = {}
-    try:
-        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
-            text = r.read().decode()
-    except Exception as e:
-        return None, str(e)
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        try:
-            key, val = line.rsplit(" ", 1)
-            out[key] = float(val)
-        except ValueError:
-            pass
-    return out, None
 
 
 # ------------------------------------------------------------------------------------------------ driver

@@ -20,7 +20,6 @@ LOGS=$TEPHRA_E2E_DIR/logs
 WORK=$TEPHRA_E2E_DIR/examples
 mkdir -p "$WORK"
 trap 'chart_stop_roles; stop_roles' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 EX=$HERE/volcano-examples
 REL=tephra
 RNS=tephra-system

@@ -11,13 +11,9 @@ source "$_ENV_HERE/../lib/common.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 FAKE_SCHED_PID=
 trap 'stop_roles; [ -z "$FAKE_SCHED_PID" ] || kill "$FAKE_SCHED_PID" 2>/dev/null || true' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 NS=default
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-# kubectl wait right after apply can fail on a CRD whose status has no conditions yet: retry it.
-crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
-wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 
 rc=0
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --cpu 32 --gpus 0 || rc=$?

@@ -24,6 +24,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import apiclient  # noqa: E402
+from roles import Role, free_port, iso_now  # noqa: E402
 
 NS = "default"
 P_NODES = "/api/v1/nodes"
@@ -69,10 +70,6 @@ def now():
     return time.monotonic()
 
 
-def iso_now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 def parse_rfc3339(s):
     try:
         return datetime.datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc).timestamp()
@@ -87,68 +84,6 @@ def gpu_of(pod):
         v = (r.get("limits") or {}).get("nvidia.com/gpu") or (r.get("requests") or {}).get("nvidia.com/gpu")
         n += int(v or 0)
     return n
-
-
-# ------------------------------------------------------------------------------------------------ roles
-def free_port(_rng=random.Random()):
-    """A port below Linux's ephemeral range, so a role restarted after a SIGKILL can bind it again."""
-    for _ in range(200):
-        p = _rng.randint(20000, 32767)
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", p))
-            return p
-        except OSError:
-            continue
-        finally:
-            s.close()
-    raise RuntimeError("no free port")
-
-
-class Role:
-    def __init__(self, name, args, logf, health_port):
-        self.name, self.args, self.logf, self.health_port = name, args, logf, health_port
-        self.proc, self.starts = None, 0
-
-    def start(self):
-        self.starts += 1
-        with open(self.logf, "a") as f:
-            f.write("==== faults_chaos: start #%d of tephra %s at %s ====\n" % (self.starts, self.name, iso_now()))
-        log = open(self.logf, "a")
-        self.proc = subprocess.Popen([os.environ["TEPHRA_BIN"], self.name] + self.args, stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self):
-        pid = self.proc.pid
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.proc = None
-        return pid
-
-    def stop(self):
-        if self.alive():
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.send_signal(signal.SIGKILL)
-                self.proc.wait()
-        self.proc = None
-
-    def ready(self):
-        if not self.alive():
-            return False
-        if not self.health_port:
-            return True
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % self.health_port, timeout=2) as r:
-                return r.status == 200
-        except Exception:
-            return False
 
 
 # ------------------------------------------------------------------------------------------------ watches

@@ -16,7 +16,7 @@ source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 trap 'stop_roles' EXIT
-k() { "$KUBECTL" --request-timeout 30s "$@"; }
+K_TIMEOUT=30s   # k (lib/common.sh): this suite's requests may take longer
 NS=default
 NODES=${NODES:-200}
 JOBS=${JOBS:-$((NODES / 10))}

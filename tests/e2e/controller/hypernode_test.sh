@@ -14,13 +14,10 @@ source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 trap 'stop_roles' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 HN=hypernodes.topology.volcano.sh
 SRC=volcano.sh/network-topology-source
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
-wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 
 export KUBE_POD_NAMESPACE=default HELM_RELEASE_NAME=hn-e2e
 CM=hn-e2e-controller-configmap

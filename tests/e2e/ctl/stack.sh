@@ -10,12 +10,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 WORK=$(mktemp -d)
 trap 'stop_roles; rm -rf "$WORK"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
 ctl_stack_up() {
-  k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-  crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
-  wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
+  install_crds || fail "CRDs not Established"
   local nodes=${CTL_NODES:-2}
   start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$nodes" --cpu 4 --gpus "${CTL_GPUS:-0}" ||
     fail "tephra nodesim did not start"

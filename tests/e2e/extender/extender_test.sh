@@ -22,10 +22,8 @@ source "$HERE/../lib/kube_scheduler.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 WORK=$(mktemp -d)
 trap 'stop_kube_scheduler; stop_roles; rm -rf "$WORK"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --name-prefix sim- --cpu 4 --memory 16Gi \
   || fail "tephra nodesim did not start"
@@ -101,8 +99,8 @@ pod b 2 | k create -f - >/dev/null
 wait_until "pod b bound" 60 is_bound b || fail "pod b not bound"
 [ "$(node_of b)" = sim-3 ] || fail "pod b on $(node_of b), want sim-3"
 # The binding was posted by Tephra (bindVerb), not by kube-scheduler: the audit log names the user agent.
-[ -f "$LOGS/audit.log" ] || fail "no API audit log at $LOGS/audit.log (cluster.sh writes one)"
-tephra_bound() { grep '"subresource":"binding"' "$LOGS/audit.log" | grep '"name":"a"' | grep -q '"userAgent":"tephra-scheduler'; }
+audit_log >/dev/null || fail "no API audit log"
+tephra_bound() { audit_log | grep '"subresource":"binding"' | grep '"name":"a"' | grep -q '"userAgent":"tephra-scheduler'; }
 wait_until "audit record of Tephra binding pod a" 20 tephra_bound || fail "pod a's binding was not posted by tephra-scheduler"
 note "1. pods a and b on sim-3 (kube-scheduler's own NodeResourcesFit is off), bound through Tephra's /bind"
 

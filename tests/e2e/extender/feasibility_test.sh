@@ -32,11 +32,9 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 DATA=$HERE/feasibility
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --config "$DATA/nodes.yaml" ||
   fail "tephra nodesim did not start"
 node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }

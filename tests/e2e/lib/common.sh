@@ -4,6 +4,8 @@
 KUBECTL=${KUBECTL:-kubectl}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# k: kubectl against the scenario's cluster; no request may hang a test (K_TIMEOUT, default 20s).
+k() { "$KUBECTL" --request-timeout "${K_TIMEOUT:-20s}" "$@"; }
 note() { echo "--- $*" >&2; }
 # sub <var> <var>: the difference of two shell variables holding decimal seconds (`date +%s.%N`), to 0.01.
 sub() { awk -v a="${!1}" -v b="${!2}" 'BEGIN {printf "%.2f", a - b}'; }
@@ -97,6 +99,14 @@ wait_scheduler_cycles() {
   start=$(scheduler_cycles "$port") || { echo "no cycle counter on port $port" >&2; return 1; }
   _cycles_past() { [ "$(scheduler_cycles "$1")" -ge "$2" ]; }
   wait_until "$n more scheduling cycles" "$timeout" _cycles_past "$port" $(( start + n ))
+}
+
+# audit_log: the API server's audit log (one JSON line per request) from the moment this scenario started. On a
+# shared control plane the file also holds every earlier scenario's requests, which a check must not count.
+audit_log() {
+  local f=${TEPHRA_E2E_AUDIT_LOG:-$TEPHRA_E2E_DIR/logs/audit.log}
+  [ -f "$f" ] || { echo "no API audit log at $f (cluster.sh writes one)" >&2; return 1; }
+  tail -c +$(( ${TEPHRA_E2E_AUDIT_OFFSET:-0} + 1 )) "$f"
 }
 
 # A free TCP port on 127.0.0.1 (the kernel picks it; the socket is closed before use, so callers start the

@@ -10,7 +10,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 WORK=$(mktemp -d)
 trap 'stop_roles; rm -rf "$WORK"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 DOC=$TEPHRA_SOURCE_DIR/docs/metrics.md
 CHECK=$TEPHRA_SOURCE_DIR/tests/e2e/metrics/check_metrics.py
 

@@ -28,7 +28,6 @@ source "$HERE/../lib/prometheus.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 WORK=$(mktemp -d)
 trap 'stop_roles; rm -rf "$WORK"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 NS=default
 
 # ------------------------------------------------------------------------------------------- 1. the stack

@@ -24,11 +24,9 @@ source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 trap 'stop_roles' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 ZONE=topology.kubernetes.io/zone
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --name-prefix sim- --cpu 4 --memory 16Gi ||
   fail "tephra nodesim did not start"
 node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }

@@ -25,7 +25,6 @@ source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 trap 'stop_roles' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
 install_crds || fail "CRDs not Established"
 cat >"$LOGS/nodes.yaml" <<'NODES'

@@ -15,10 +15,8 @@ source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 trap 'stop_roles' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --cpu 8 --gpus 0 || fail "nodesim did not start"
 node_count() { [ "$(k get nodes -o name | wc -l)" -ge 4 ]; }
 wait_until "4 nodes registered" 90 node_count || fail "nodesim did not register 4 nodes"

@@ -14,10 +14,8 @@ source "$HERE/../lib/common.sh"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 WORK=$(mktemp -d)
 trap 'stop_roles; rm -rf "$WORK"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --cpu 4 --memory 16Gi || fail "tephra nodesim did not start"
 node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }

@@ -12,11 +12,8 @@ source "$HERE/../lib/common.sh"
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}" "${TEPHRA_E2E_DIR:?}"
 LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 trap stop_roles EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-crds_established() { k wait --for condition=Established --timeout 10s crd --all; }
-wait_until "CRDs Established" 60 crds_established || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 4 --cpu 8 --gpus 0 || fail "nodesim did not start"
 node_count() { [ "$(k get nodes -o name | wc -l)" -ge 4 ]; }
 wait_until "4 nodes registered" 90 node_count || fail "nodesim did not register 4 nodes"
@@ -64,7 +61,8 @@ pg_running() { [ "$(k get podgroup gang -o jsonpath='{.status.phase}')" = Runnin
 wait_until "PodGroup Running" 30 pg_running || fail "PodGroup phase $(k get podgroup gang -o jsonpath='{.status.phase}')"
 
 # ------------------------------------------------------------------------------- 3. nothing bound twice
-AUDIT=$TEPHRA_E2E_DIR/logs/audit.log
+AUDIT=$LOGS/audit-slice.log
+audit_log >"$AUDIT"
 for i in $(seq 0 7); do
   ok=$(grep '"verb":"create"' "$AUDIT" | grep "\"requestURI\":\"/api/v1/namespaces/default/pods/gang-$i/binding\"" |
        grep -c '"code":201' || true)

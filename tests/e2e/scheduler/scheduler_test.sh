@@ -22,10 +22,8 @@ LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
 WORK=$(mktemp -d)
 WATCH_PID=
 trap 'stop_roles; [ -z "$WATCH_PID" ] || kill "$WATCH_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-k() { "$KUBECTL" --request-timeout 20s "$@"; }
 
-k apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null
-k wait --for condition=Established --timeout 60s crd --all >/dev/null || fail "CRDs not Established"
+install_crds || fail "CRDs not Established"
 
 rc=0
 start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 16 --cpu 32 --gpus 8 \
