@@ -126,14 +126,19 @@ msg=$(event_msgs bare Defaulted | head -1)
   fail "Defaulted event on bare: '$msg'"
 note "1a. stored job defaulted; event: $msg"
 
+# Checked while the job runs: its PodGroup is deleted once the job finishes (its pods run 15 s, which a loaded
+# machine can spend before a single read after the pods appear).
+pg_of_bare() {
+  k get podgroups -n $NS -o jsonpath='{range .items[?(@.metadata.ownerReferences[0].name=="bare")]}{.spec.minMember}{" "}{.spec.queue}{end}'
+}
+pg_defaulted() { [ "$(pg_of_bare)" = "3 default" ]; }
+wait_until "bare: PodGroup with minMember 3 in queue default" 60 pg_defaulted ||
+  { dump bare; fail "PodGroup of bare: minMember and queue '$(pg_of_bare)', want '3 default'"; }
 three_pods() { [ "$(k get pods -n $NS -l volcano.sh/job-name=bare -o name | wc -l)" -eq 3 ]; }
 wait_until "bare: 3 pods" 90 three_pods || { dump bare; fail "job bare has no 3 pods"; }
 pods=$(k get pods -n $NS -l volcano.sh/job-name=bare -o jsonpath='{range .items[*]}{.metadata.name}{"="}{.spec.schedulerName}{" "}{end}')
 [ "$pods" = "bare-default0-0=volcano bare-default0-1=volcano bare-default0-2=volcano " ] ||
   { dump bare; fail "pods of bare: '$pods'"; }
-# One read of the PodGroup list (the PodGroup is deleted once the job finishes; its pods run 15 s).
-pg=$(k get podgroups -n $NS -o jsonpath='{range .items[?(@.metadata.ownerReferences[0].name=="bare")]}{.spec.minMember}{" "}{.spec.queue}{end}')
-[ "$pg" = "3 default" ] || { dump bare; fail "PodGroup of bare: minMember and queue '$pg', want '3 default'"; }
 wait_until "bare Completed" 120 vcjob_phase_is bare Completed || { dump bare; fail "job bare is $(vcjob_phase bare), not Completed"; }
 [ "$(event_msgs bare Defaulted | wc -l)" -eq 1 ] || fail "more than one Defaulted event on bare"
 note "1b. pods $pods PodGroup minMember 3, Completed"

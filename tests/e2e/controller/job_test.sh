@@ -84,7 +84,9 @@ wait_until "mpi pods" 90 bash -c "[ \$($KUBECTL get pods -n $NS -l volcano.sh/jo
 [ "$(k get cm -n $NS mpi-svc -o jsonpath='{.data.VC_WORKER_HOSTS}')" = "mpi-worker-0.mpi,mpi-worker-1.mpi" ] || fail "svc ConfigMap"
 [ "$(k get cm -n $NS mpi-svc -o jsonpath='{.data.worker\.host}')" = "$(printf 'mpi-worker-0.mpi\nmpi-worker-1.mpi')" ] || fail "worker.host"
 [ "$(k get svc -n $NS mpi -o jsonpath='{.spec.clusterIP}')" = None ] || fail "headless service"
-k get networkpolicy -n $NS mpi >/dev/null || fail "network policy"
+# The plugins' objects are written beside the pods, not before them: wait rather than read once.
+mpi_np() { k get networkpolicy -n $NS mpi; }
+wait_until "mpi NetworkPolicy" 30 mpi_np || fail "network policy"
 k get secret -n $NS mpi-ssh -o jsonpath='{.data.config}' | base64 -d | grep -q "HostName mpi-worker-1.mpi" || fail "ssh config"
 k get secret -n $NS mpi-ssh -o jsonpath='{.data.id_rsa}' | base64 -d | grep -q "BEGIN RSA PRIVATE KEY" || fail "ssh key"
 [ "$(k get pod -n $NS mpi-master-0 -o jsonpath='{.metadata.ownerReferences[0].kind}')" = Job ] || fail "owner ref"

@@ -116,7 +116,9 @@ vcctl queue operate -n ci -a open
 wait_until "queue ci Open again" 60 qfield_is ci 3 Open || fail "queue ci not reopened"
 vcctl queue operate -n ci -a update -w 3
 [ "$(vcctl queue get -n ci | awk 'NR == 2 {print $1, $2}')" = "ci 3" ] || fail "queue get after update: $(vcctl queue get -n ci)"
-[ "$(vcctl queue get -n default | awk 'NR == 2 {print $5 + $6 + $7 + $8 + $9}')" -ge 2 ] || fail "default queue podgroup counts"
+# The queue's counts are the controller's, written after the PodGroups change: wait for them.
+default_counted() { [ "$(vcctl queue get -n default | awk 'NR == 2 {print $5 + $6 + $7 + $8 + $9}')" -ge 2 ]; }
+wait_until "default queue counts 2 PodGroups" 30 default_counted || fail "default queue podgroup counts: $(vcctl queue get -n default)"
 expect_rc 2 vcctl queue operate -n ci -a update
 vcctl queue delete -n ci
 expect_rc 1 vcctl queue get -n ci
