@@ -349,7 +349,7 @@ void InstallExtenderEndpoints(kube::HttpServer& server, const std::string& prefi
   });
   server.HandlePost(p + "/bind", [=](const kube::ServerRequest& req) {
     if (!bind_from_any && !kube::IsLoopbackPeer(req.remote_addr)) {
-      log::Warn("refused an extender bind from another host").Kv("peer", req.remote_addr);
+      kube::log::Warn("refused an extender bind from another host").Kv("peer", req.remote_addr);
       return kube::ServerResponse{403, "text/plain; charset=utf-8",
                                   "bind is served only to a peer on this host; start the scheduler with "
                                   "--extender-bind-from=any to allow others\n"};
