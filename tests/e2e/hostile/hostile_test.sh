@@ -144,7 +144,7 @@ wait_until "vcjob after's 2 pods placed" 120 placed ||
   fail "vcjob after has no placed pods; controller log: $(tail -n 20 "$LOGS/controller.log")"
 skipped() {
   curl -fsS "http://127.0.0.1:$CPORT/metrics" |
-    awk '$1 ~ /^tephra_informer_decode_errors_total\{resource="jobtemplates"\}/ && $2 >= 1 {ok = 1} END {exit !ok}'
+    awk '$1 == "tephra_informer_decode_errors_total{resource=\"jobtemplates\"}" && $2 >= 1 {ok = 1} END {exit !ok}'
 }
 wait_until "the deep JobTemplate counted" 30 skipped || fail "tephra_informer_decode_errors_total{resource=jobtemplates} is 0"
 grep -q 'object=default/deep' "$LOGS/controller.log" || fail "the controller log does not name default/deep"
