@@ -40,6 +40,12 @@ void AddCommonFlags(CLI::App* app, CommonFlags* f) {
                   "path by SubjectAccessReview (probes stay open)")
       ->check(CLI::IsMember({"none", "kubernetes"}))
       ->capture_default_str();
+  app->add_option("--metrics-actions-from", f->metrics_serving.actions_from,
+                  "With --metrics-auth=none, who may use what changes state or costs work beside /metrics (PUT "
+                  "/debug/flags/v, the scheduler's POST /v1/test-only): loopback (a peer on this host, e.g. kubectl "
+                  "port-forward) or any (only behind a NetworkPolicy)")
+      ->check(CLI::IsMember({"loopback", "any"}))
+      ->capture_default_str();
   app->add_option("--health-addr", f->health_addr, "host:port for /healthz and /readyz (empty: role default; 0: off)");
   app->add_option("--graceful-shutdown-seconds", f->graceful_shutdown_seconds,
                   "After SIGTERM/SIGINT, exit at the latest after this long even if the API server does not "

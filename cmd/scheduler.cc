@@ -101,6 +101,11 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
                   "default off");
   app->add_option("--extender-prefix", o->extender_prefix,
                   "URL path prefix of the extender API, e.g. /tephra -> /tephra/filter (kube-scheduler urlPrefix)");
+  app->add_option_function<std::string>(
+         "--extender-bind-from",
+         [o](const std::string& v) { o->extender_bind_from_any = v == "any"; },
+         "Who may POST the extender's bind: loopback (default; the kube-scheduler beside it) or any")
+      ->check(CLI::IsMember({"loopback", "any"}));
   app->callback([=] {
     ApplyCommonFlags(*flags, o);
     if (!names->empty()) o->scheduler_names = *names;

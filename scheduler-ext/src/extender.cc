@@ -7,6 +7,7 @@
 
 #include "tephra/api/core_v1.h"
 #include "tephra/api/labels.h"
+#include "tephra/kube/log.h"
 #include "tephra/scheduler/convert.h"
 
 namespace tephra::scheduler {
@@ -31,17 +32,18 @@ const json* Field(const json& obj, std::string_view key) {
   return nullptr;
 }
 
+// A Pod with its volumes and affinity terms is about 20 levels deep; a NodeList a few more.
+constexpr int kMaxExtenderDepth = 128;
+
 ExtenderReply BadRequest(const std::string& what) { return {400, "bad extender request: " + what + "\n"}; }
 
 }  // namespace
 
 core::StatusOr<ExtenderArgs> ParseExtenderArgs(const std::string& body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const std::exception& e) {
-    return core::InvalidArgumentError(std::string("body is not JSON: ") + e.what());
-  }
+  // Bounded: a body nested without end is refused before any DOM exists (copies and dumps recurse).
+  auto parsed = api::ParseJson(body, kMaxExtenderDepth);
+  if (!parsed.ok()) return core::InvalidArgumentError("body is not JSON: " + parsed.status().message());
+  json j = std::move(parsed).value();
   if (!j.is_object()) return core::InvalidArgumentError("ExtenderArgs must be a JSON object");
   ExtenderArgs a;
   const json* pod = Field(j, "Pod");
@@ -283,12 +285,9 @@ ExtenderReply Extender::Prioritize(sched::ClusterState& state, const std::string
 }
 
 core::StatusOr<ExtenderBinding> ParseBindingArgs(const std::string& body) {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const std::exception& e) {
-    return core::InvalidArgumentError(std::string("body is not JSON: ") + e.what());
-  }
+  auto parsed = api::ParseJson(body, kMaxExtenderDepth);
+  if (!parsed.ok()) return core::InvalidArgumentError("body is not JSON: " + parsed.status().message());
+  json j = std::move(parsed).value();
   if (!j.is_object()) return core::InvalidArgumentError("ExtenderBindingArgs must be a JSON object");
   ExtenderBinding b;
   struct F {
@@ -324,7 +323,7 @@ ExtenderReply Bind(kube::Client& client, const std::string& body) {
 }
 
 void InstallExtenderEndpoints(kube::HttpServer& server, const std::string& prefix, Extender* extender,
-                              WithState with_state, kube::ClientPtr bind_client) {
+                              WithState with_state, kube::ClientPtr bind_client, bool bind_from_any) {
   std::string p = prefix;
   while (!p.empty() && p.back() == '/') p.pop_back();
   if (!p.empty() && p.front() != '/') p.insert(p.begin(), '/');
@@ -349,6 +348,12 @@ void InstallExtenderEndpoints(kube::HttpServer& server, const std::string& prefi
     return respond(EncodePrioritizeResult(*args, raw));
   });
   server.HandlePost(p + "/bind", [=](const kube::ServerRequest& req) {
+    if (!bind_from_any && !kube::IsLoopbackPeer(req.remote_addr)) {
+      kube::log::Warn("refused an extender bind from another host").Kv("peer", req.remote_addr);
+      return kube::ServerResponse{403, "text/plain; charset=utf-8",
+                                  "bind is served only to a peer on this host; start the scheduler with "
+                                  "--extender-bind-from=any to allow others\n"};
+    }
     // No scheduler state is involved: the informer records the binding like any other pod update.
     return respond(Bind(*bind_client, req.body));
   });

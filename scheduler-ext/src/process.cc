@@ -1172,9 +1172,22 @@ void SchedulerProcess::Impl::RunOneCycle() {
   cycles.fetch_add(1);
 }
 
+namespace {
+// A vcjob is a few levels deep (job, spec, tasks, template, pod spec, containers, ...); 128 is the
+// AdmissionReview's bound too.
+constexpr int kMaxWhatIfDepth = 128;
+// Enough for the largest gangs seen on real clusters; a larger what-if is refused rather than left to hold the
+// state thread.
+constexpr int64_t kMaxWhatIfPods = 10000;
+}  // namespace
+
 core::StatusOr<std::string> SchedulerProcess::Impl::TestOnly(const std::string& body) {
-  json in = json::parse(body, nullptr, false);
-  if (in.is_discarded() || !in.is_object()) return core::InvalidArgumentError("the body is not a JSON object");
+  // Bounded like an AdmissionReview: a body nested without end is refused before a DOM exists (copies and
+  // dumps of a DOM recurse per level, and a few hundred thousand levels end the process).
+  auto parsed = api::ParseJson(body, kMaxWhatIfDepth);
+  if (!parsed.ok()) return core::InvalidArgumentError("the body is not acceptable JSON: " + parsed.status().message());
+  json in = std::move(parsed).value();
+  if (!in.is_object()) return core::InvalidArgumentError("the body is not a JSON object");
   if (in.value("kind", "") != "Job" || in.value("apiVersion", "").rfind("batch.volcano.sh/", 0) != 0)
     return core::InvalidArgumentError("the body is not a batch.volcano.sh Job");
   auto decoded = api::FromJson<api::Job>(in);
@@ -1185,6 +1198,18 @@ core::StatusOr<std::string> SchedulerProcess::Impl::TestOnly(const std::string& 
   defaults.default_queue = o_.default_queue;
   api::MutateJob(&job, defaults);
   if (job.metadata.namespace_.empty()) job.metadata.namespace_ = "default";
+  // Every pod of a what-if is built and evaluated on the state thread, which no cycle can use meanwhile.
+  int64_t total = 0;
+  for (const auto& task : job.spec.tasks) {
+    if (task.replicas < 0)
+      return core::InvalidArgumentError("spec.tasks[" + task.name + "].replicas: must not be negative, got " +
+                                        std::to_string(task.replicas));
+    total += task.replicas;
+  }
+  if (total > kMaxWhatIfPods)
+    return core::InvalidArgumentError("spec.tasks[*].replicas: a what-if evaluates at most " +
+                                      std::to_string(kMaxWhatIfPods) + " pods, this job has " +
+                                      std::to_string(total));
   if (!job.spec.running_estimate.empty()) {
     auto d = api::ParseGoDuration(job.spec.running_estimate);
     if (!d.ok() || d->count() < 0)
@@ -1301,7 +1326,8 @@ void SchedulerProcess::Impl::WithState(const std::function<void(sched::ClusterSt
 core::Status SchedulerProcess::Impl::ServeExtender(kube::HttpServer& server) {
   InstallExtenderEndpoints(
       server, o_.extender_prefix, extender_.get(),
-      [this](const std::function<void(sched::ClusterState&)>& fn) { WithState(fn); }, deps_.client);
+      [this](const std::function<void(sched::ClusterState&)>& fn) { WithState(fn); }, deps_.client,
+      o_.extender_bind_from_any);
   return core::Status::OK();
 }
 

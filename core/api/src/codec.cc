@@ -1,6 +1,8 @@
 #include "tephra/api/codec.h"
+#include "tephra/api/json_pruned.h"
 
 #include <limits>
+#include <set>
 
 namespace tephra::api {
 namespace {
@@ -125,6 +127,107 @@ StatusOr<json> ParseJson(std::string_view text, int max_depth) {
   }
   json out = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (out.is_discarded()) return core::InvalidArgumentError("invalid JSON document");
+  return out;
+}
+
+namespace {
+
+// A DOM builder for nlohmann's (iterative) SAX parser that drops what is nested too deep. The DOM parser of the
+// library keeps the same stack of open containers; this one also keeps the path to them.
+class PruningBuilder {
+ public:
+  PruningBuilder(int max_depth, size_t path_components) : max_depth_(max_depth), path_components_(path_components) {}
+
+  bool null() { return Put(json(nullptr)); }
+  bool boolean(bool v) { return Put(json(v)); }
+  bool number_integer(json::number_integer_t v) { return Put(json(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return Put(json(v)); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return Put(json(v)); }
+  bool string(json::string_t& v) { return Put(json(std::move(v))); }
+  bool binary(json::binary_t& v) { return Put(json::binary(std::move(v))); }
+  bool key(json::string_t& k) {
+    if (skip_ == 0) key_ = k;
+    return true;
+  }
+  bool start_object(std::size_t) { return Open(json::value_t::object); }
+  bool start_array(std::size_t) { return Open(json::value_t::array); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+
+  json root;
+  std::set<std::vector<std::string>> pruned;
+  std::string error_;
+
+ private:
+  // The slot the next value goes to, as a path component.
+  std::string Slot() const {
+    const json* parent = open_.back();
+    return parent->is_object() ? key_ : std::to_string(parent->size());
+  }
+  json* Insert(json v) {
+    if (open_.empty()) {
+      root = std::move(v);
+      return &root;
+    }
+    json* parent = open_.back();
+    if (parent->is_object()) return &((*parent)[key_] = std::move(v));
+    parent->push_back(std::move(v));
+    return &parent->back();
+  }
+  bool Put(json v) {
+    if (skip_ == 0) Insert(std::move(v));
+    return true;
+  }
+  bool Open(json::value_t type) {
+    if (skip_ > 0) {
+      ++skip_;
+      return true;
+    }
+    if (static_cast<int>(open_.size()) >= max_depth_) {
+      std::vector<std::string> where(path_.begin(), path_.begin() + std::min(path_.size(), path_components_));
+      if (where.size() < path_components_) where.push_back(Slot());
+      if (pruned.size() < 1000) pruned.insert(std::move(where));
+      Insert(json(nullptr));
+      skip_ = 1;
+      return true;
+    }
+    std::string slot = open_.empty() ? "" : Slot();
+    json* c = Insert(json(type));
+    if (!open_.empty()) path_.push_back(std::move(slot));
+    open_.push_back(c);
+    return true;
+  }
+  bool Close() {
+    if (skip_ > 0) {
+      --skip_;
+      return true;
+    }
+    open_.pop_back();
+    if (!open_.empty()) path_.pop_back();
+    return true;
+  }
+
+  const int max_depth_;
+  const size_t path_components_;
+  std::vector<json*> open_;
+  std::vector<std::string> path_;  // path_[i]: where open_[i + 1] sits in open_[i]
+  std::string key_;
+  int64_t skip_ = 0;  // > 0: inside a dropped container, this many levels deep
+};
+
+}  // namespace
+
+StatusOr<PrunedJson> ParseJsonPruned(std::string_view text, int max_depth, size_t path_components) {
+  PruningBuilder b(std::max(1, max_depth), path_components);
+  const bool ok = json::sax_parse(text.begin(), text.end(), &b);
+  if (!ok) return core::InvalidArgumentError("invalid JSON document" + (b.error_.empty() ? "" : ": " + b.error_));
+  PrunedJson out;
+  out.value = std::move(b.root);
+  out.pruned.assign(b.pruned.begin(), b.pruned.end());
   return out;
 }
 

@@ -219,23 +219,28 @@ bool HasIntegerCpu(const PodSpec& spec) {
 }
 
 // Detects a cycle in a graph given as node -> dependencies; returns true when acyclic.
+// Kahn's algorithm: iterative, so a dependency chain as long as an object allows cannot exhaust the stack of
+// the webhook thread that checks it.
 bool IsDag(const std::map<std::string, std::vector<std::string>>& deps) {
-  std::map<std::string, int> state;  // 0 new, 1 visiting, 2 done
-  std::function<bool(const std::string&)> visit = [&](const std::string& n) -> bool {
-    int& s = state[n];
-    if (s == 1) return false;
-    if (s == 2) return true;
-    s = 1;
+  std::map<std::string, int> indegree;  // edges point from a node to what it depends on
+  for (const auto& [n, ds] : deps) {
+    indegree.emplace(n, 0);
+    for (const auto& d : ds) ++indegree[d];
+  }
+  std::vector<std::string> ready;
+  for (const auto& [n, k] : indegree)
+    if (k == 0) ready.push_back(n);
+  size_t seen = 0;
+  while (!ready.empty()) {
+    const std::string n = std::move(ready.back());
+    ready.pop_back();
+    ++seen;
     auto it = deps.find(n);
-    if (it != deps.end())
-      for (const auto& d : it->second)
-        if (!visit(d)) return false;
-    state[n] = 2;
-    return true;
-  };
-  for (const auto& [n, _] : deps)
-    if (!visit(n)) return false;
-  return true;
+    if (it == deps.end()) continue;
+    for (const auto& d : it->second)
+      if (--indegree[d] == 0) ready.push_back(d);
+  }
+  return seen == indegree.size();
 }
 
 std::string ArgValue(const std::vector<std::string>& args, std::string_view flag, std::string_view def) {
@@ -350,6 +355,11 @@ FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup) {
     errs.push_back({"spec.tasks", "No task specified in job spec"});
     return errs;
   }
+  if (spec.tasks.size() > kMaxJobTasks) {
+    errs.push_back({"spec.tasks", "a job may have at most " + std::to_string(kMaxJobTasks) + " tasks, this one has " +
+                                      std::to_string(spec.tasks.size())});
+    return errs;
+  }
   if (auto it = spec.plugins.find("mpi"); it != spec.plugins.end()) {
     std::string master = ArgValue(it->second, "master", "master");
     if (!spec.FindTask(master)) errs.push_back({"spec.plugins[mpi]", "The specified mpi master task was not found"});
@@ -392,6 +402,10 @@ FieldErrors ValidateJobCreate(const Job& job, const ClusterLookup& lookup) {
     if (t.max_retry < -1) errs.push_back({tp + ".maxRetry", "'maxRetry' must be >= -1 in task: " + t.name});
     ValidatePartition(t, tp, &errs);
   }
+  if (total_replicas > kMaxJobReplicas)
+    errs.push_back({"spec.tasks[*].replicas", "a job may have at most " + std::to_string(kMaxJobReplicas) +
+                                                  " pods in all its tasks, this one has " +
+                                                  std::to_string(total_replicas)});
   if (total_replicas < spec.min_available)
     errs.push_back({"spec.minAvailable", "job 'minAvailable' should not be greater than total replicas in tasks"});
   if (spec.min_success && total_replicas < *spec.min_success)
@@ -491,6 +505,10 @@ FieldErrors ValidateJobUpdate(const Job& old_job, const Job& new_job) {
     ValidatePartition(t, tp, &errs);
     total_replicas += t.replicas;
   }
+  if (total_replicas > kMaxJobReplicas)
+    errs.push_back({"spec.tasks[*].replicas", "a job may have at most " + std::to_string(kMaxJobReplicas) +
+                                                  " pods in all its tasks, this one would have " +
+                                                  std::to_string(total_replicas)});
   if (n.min_available > total_replicas)
     errs.push_back({"spec.minAvailable", "job 'minAvailable' must not be greater than total replicas"});
 
@@ -738,10 +756,20 @@ FieldErrors ValidatePodGroup(const PodGroup& pg, const ClusterLookup& lookup) {
 
 FieldErrors ValidateJobFlow(const JobFlow& flow) {
   FieldErrors errs;
+  if (flow.spec.flows.size() > kMaxFlows) {
+    errs.push_back({"spec.flows", "a jobflow may have at most " + std::to_string(kMaxFlows) + " flows, this one has " +
+                                      std::to_string(flow.spec.flows.size())});
+    return errs;
+  }
   std::map<std::string, std::vector<std::string>> deps;
   for (size_t i = 0; i < flow.spec.flows.size(); ++i) {
     const Flow& f = flow.spec.flows[i];
     if (f.name.empty()) errs.push_back({Idx("spec.flows", i) + ".name", "flow name is required"});
+    // A flow names the JobTemplate it runs, so anything else could never run.
+    else if (!IsDns1123Subdomain(f.name))
+      errs.push_back({Idx("spec.flows", i) + ".name",
+                      "flow name must be a JobTemplate name (a lowercase RFC 1123 subdomain of at most 253 "
+                      "characters)"});
     else if (deps.count(f.name)) errs.push_back({Idx("spec.flows", i) + ".name", "duplicated flow name " + f.name});
     deps[f.name];
   }

@@ -97,6 +97,61 @@ TEST(HttpServerTest, PostBodiesQueriesAndLimits) {
   EXPECT_EQ(c.Get("/echo")->status, 405);
 }
 
+// Sends `request` on a fresh loopback connection (then half-closes it when asked, which ends a body without a
+// length), and returns the status of the answer (0: none).
+int RawExchange(int port, const std::string& request, bool half_close = true) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    size_t sent = 0;
+    while (sent < request.size()) {
+      const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;  // the server may close as soon as it has seen enough
+      sent += static_cast<size_t>(n);
+    }
+    if (half_close) ::shutdown(fd, SHUT_WR);
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (got.rfind("HTTP/1.1 ", 0) != 0) return 0;
+  return std::atoi(got.c_str() + 9);
+}
+
+// Issue 41: the library's own limit held for a Content-Length only; a chunked body, or one without a length
+// read to the end of the stream, grew without bound.
+TEST(HttpServerTest, BodyLimitHoldsForChunkedAndUnsizedBodies) {
+  HttpServer s;
+  s.set_max_body_bytes(1000);
+  std::atomic<int> calls{0};
+  s.HandlePost("/echo", [&](const ServerRequest& r) {
+    ++calls;
+    return ServerResponse{200, "text/plain", std::to_string(r.body.size())};
+  });
+  ASSERT_TRUE(s.Start("127.0.0.1:0").ok());
+  auto chunked = [](size_t chunks) {
+    std::string req = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+    for (size_t i = 0; i < chunks; ++i) req += "100\r\n" + std::string(256, 'z') + "\r\n";
+    return req + "0\r\n\r\n";
+  };
+  EXPECT_EQ(RawExchange(s.port(), chunked(3), false), 200);  // 768 bytes
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(RawExchange(s.port(), chunked(4096)), 413);  // 1 MiB
+  EXPECT_EQ(RawExchange(s.port(), "POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" +
+                                      std::string(1 << 20, 'u')),
+            413);
+  EXPECT_EQ(calls, 1) << "the handler must not see an oversize body";
+  // The server still answers.
+  EXPECT_EQ(Local(s.port()).Post("/echo", "ok", "text/plain")->status, 200);
+}
+
 TEST(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   HttpServer s;
   s.Handle("/n", [](const ServerRequest&) { return ServerResponse{200, "text/plain", "x"}; });

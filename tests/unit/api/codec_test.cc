@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "test_util.h"
+#include "tephra/api/json_pruned.h"
 #include "tephra/api/kinds.h"
 #include "tephra/api/labels.h"
 
@@ -428,6 +429,43 @@ TEST(CodecTest, LabelSelectorMatches) {
   EXPECT_FALSE(Matches(s, {{"a", "1"}, {"b", "z"}}));
   EXPECT_FALSE(Matches(s, {{"a", "1"}, {"b", "x"}, {"c", ""}}));
   EXPECT_TRUE(Matches(LabelSelector{}, {}));
+}
+
+std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+// Issue 41: 200,000 nested arrays must be refused without recursion, by both parsers.
+TEST(CodecTest, ParseJsonRefusesDeepDocumentsWithoutRecursing) {
+  const std::string deep = Nested(200000);
+  EXPECT_FALSE(ParseJson(deep).ok());
+  EXPECT_FALSE(ParseJson(std::string(200000, '[')).ok());
+  auto p = ParseJsonPruned(deep, 512, 2);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->pruned.size(), 1u);
+  EXPECT_FALSE(ParseJsonPruned(std::string(200000, '['), 512).ok());
+}
+
+// A LIST whose second item holds a 600-deep array: the other items are intact, and the pruned place is named.
+TEST(CodecTest, ParseJsonPrunedNamesTheItemThatIsTooDeep) {
+  const std::string list = R"({"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"},"spec":{"x":[1,2]}},)"
+                           R"({"metadata":{"name":"b"},"spec":{"template":)" + Nested(600) + R"(}},)"
+                           R"({"metadata":{"name":"c"}}]})";
+  EXPECT_FALSE(ParseJson(list).ok());
+  auto p = ParseJsonPruned(list, 512, 2);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->pruned.size(), 1u);
+  EXPECT_EQ(p->pruned[0], (std::vector<std::string>{"items", "1"}));
+  const json& items = p->value["items"];
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0], J(R"({"metadata":{"name":"a"},"spec":{"x":[1,2]}})"));
+  EXPECT_EQ(items[1]["metadata"]["name"], "b");
+  EXPECT_EQ(items[2]["metadata"]["name"], "c");
+  EXPECT_EQ(p->value["metadata"]["resourceVersion"], "7");
+  // Nothing too deep: the same document as ParseJson's.
+  auto same = ParseJsonPruned(R"({"a":[{"b":{"c":[1,"x",null,true,2.5]}}],"d":-3})", 512);
+  ASSERT_TRUE(same.ok());
+  EXPECT_TRUE(same->pruned.empty());
+  EXPECT_EQ(same->value, *ParseJson(R"({"a":[{"b":{"c":[1,"x",null,true,2.5]}}],"d":-3})"));
+  EXPECT_FALSE(ParseJsonPruned(R"({"a":)", 512).ok());
 }
 
 }  // namespace

@@ -623,6 +623,50 @@ TEST(ValidateJobFlowTest, Dag) {
   EXPECT_EQ(errs[0], (FieldError{"spec.flows[1].name", "duplicated flow name prepare"}));
 }
 
+// Issue 41: bounds that keep one object from costing a role its memory or its stack.
+TEST(ValidateJobCreateTest, BoundsOnReplicasAndTasks) {
+  Job job = ValidJob();
+  job.spec.tasks[1].replicas = 2147483647;
+  ExpectOnly(ValidateJobCreate(job, Cluster()), "spec.tasks[*].replicas",
+             "a job may have at most 100000 pods in all its tasks, this one has 2147483648");
+  job.spec.tasks[1].replicas = 99999;
+  EXPECT_TRUE(ValidateJobCreate(job, Cluster()).empty()) << JoinFieldErrors(ValidateJobCreate(job, Cluster()));
+  Job many = ValidJob();
+  while (many.spec.tasks.size() <= kMaxJobTasks) {
+    TaskSpec t = many.spec.tasks[1];
+    t.name = "w" + std::to_string(many.spec.tasks.size());
+    many.spec.tasks.push_back(t);
+  }
+  ExpectOnly(ValidateJobCreate(many, Cluster()), "spec.tasks", "a job may have at most 256 tasks, this one has 257");
+  Job old_job = ValidJob(), scaled = ValidJob();
+  scaled.spec.tasks[1].replicas = 200000;
+  ExpectOnly(ValidateJobUpdate(old_job, scaled), "spec.tasks[*].replicas",
+             "a job may have at most 100000 pods in all its tasks, this one would have 200001");
+}
+
+TEST(ValidateJobFlowTest, FlowNamesAndCountAndLongChains) {
+  JobFlow f = *FromJson<JobFlow>(LoadTestdata("jobflow.json"));
+  JobFlow accents = f;
+  accents.spec.flows[0].name.clear();
+  for (int i = 0; i < 700; ++i) accents.spec.flows[0].name += "\xC3\xA9";
+  FieldErrors errs = ValidateJobFlow(accents);
+  ASSERT_FALSE(errs.empty());
+  EXPECT_EQ(errs[0].path, "spec.flows[0].name");
+  // A chain as long as the bound allows is checked (iteratively); one flow more is refused before any walk.
+  JobFlow chain;
+  for (size_t i = 0; i < kMaxFlows; ++i) {
+    Flow fl;
+    fl.name = "f" + std::to_string(i);
+    if (i > 0) fl.depends_on = FlowDependsOn{{"f" + std::to_string(i - 1)}, std::nullopt, nullptr};
+    chain.spec.flows.push_back(fl);
+  }
+  EXPECT_TRUE(ValidateJobFlow(chain).empty()) << JoinFieldErrors(ValidateJobFlow(chain));
+  chain.spec.flows[0].depends_on = FlowDependsOn{{"f" + std::to_string(kMaxFlows - 1)}, std::nullopt, nullptr};
+  ExpectOnly(ValidateJobFlow(chain), "spec.flows", "jobflow Flow is not DAG");
+  chain.spec.flows.push_back(chain.spec.flows.back());
+  ExpectOnly(ValidateJobFlow(chain), "spec.flows", "a jobflow may have at most 256 flows, this one has 257");
+}
+
 TEST(ValidateHyperNodeTest, Members) {
   HyperNode h = *FromJson<HyperNode>(LoadTestdata("hypernode.json"));
   EXPECT_TRUE(ValidateHyperNode(h).empty()) << JoinFieldErrors(ValidateHyperNode(h));

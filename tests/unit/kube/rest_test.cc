@@ -6,6 +6,7 @@
 #include <map>
 
 #include "rest/rest_internal.h"
+#include "tephra/kube/caught.h"
 #include "tephra/kube/transport.h"
 
 namespace tephra::kube {
@@ -250,6 +251,68 @@ TEST(RestClientTest, ListAllFollowsContinue) {
   EXPECT_EQ(all->items.size(), 3u);
   EXPECT_EQ(all->metadata.resource_version, "9");
   EXPECT_EQ(t->seen[1].path, "/api/v1/pods?limit=1&continue=c1");  // no resourceVersion with a continue token
+}
+
+std::string DeepArray(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+uint64_t Skipped(const std::string& resource) {
+  for (const auto& [res, n] : SkippedObjects())
+    if (res == resource) return n;
+  return 0;
+}
+
+// Issue 41: a JobTemplate holding a 600-deep array (the API server stores it) used to end every watch at that
+// event and fail every LIST, so the informer never synced. Now it is passed over, counted, and the rest flows.
+TEST(RestClientTest, WatchPassesOverAnObjectTooDeepToDecode) {
+  auto t = std::make_shared<ScriptedTransport>();
+  t->stream_lines = {
+      R"({"type":"ADDED","object":{"metadata":{"name":"deep","namespace":"t","resourceVersion":"5"},"spec":{"x":)" +
+          DeepArray(600) + "}}}",
+      R"({"type":"ADDED","object":{"metadata":{"name":"fine","resourceVersion":"6"}}})"};
+  auto c = NewRestClient(FastConfig(), t);
+  std::vector<std::string> seen;
+  ListOptions o;
+  o.timeout_seconds = 10;
+  const uint64_t before = Skipped("pods");
+  Status s = c->Watch(kPods, "", o, [&](WatchEvent&& e) {
+    seen.push_back(e.object["metadata"]["name"].get<std::string>());
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(seen, std::vector<std::string>{"fine"});
+  EXPECT_EQ(Skipped("pods"), before + 1);
+}
+
+TEST(RestClientTest, ListSkipsAnItemTooDeepToDecode) {
+  auto t = std::make_shared<ScriptedTransport>();
+  t->replies.push_back(Resp(200, R"({"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a"}},)"
+                                 R"({"metadata":{"name":"deep","namespace":"t"},"spec":{"x":)" + DeepArray(600) +
+                                     R"(}},{"metadata":{"name":"c"}}]})",
+                            {{"Content-Type", "application/json"}}));
+  auto c = NewRestClient(FastConfig(), t);
+  const uint64_t before = Skipped("pods");
+  auto all = ListAll(*c, kPods, "", ListOptions{});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->items.size(), 2u);
+  EXPECT_EQ(all->items[0]["metadata"]["name"], "a");
+  EXPECT_EQ(all->items[1]["metadata"]["name"], "c");
+  EXPECT_EQ(all->metadata.resource_version, "9");
+  EXPECT_EQ(Skipped("pods"), before + 1);
+  // A GET of it is a clear error, not a crash.
+  t->replies.push_back(Resp(200, R"({"metadata":{"name":"deep"},"spec":)" + DeepArray(600) + "}",
+                            {{"Content-Type", "application/json"}}));
+  EXPECT_FALSE(c->Get(kPods, "t", "deep", "").ok());
+}
+
+// Text that is not UTF-8 in an object is replaced on the wire, never thrown on.
+TEST(RestClientTest, InvalidUtf8InABodyIsReplacedNotThrown) {
+  auto t = std::make_shared<ScriptedTransport>();
+  t->replies.push_back(Resp(201, R"({"metadata":{"name":"e"}})"));
+  auto c = NewRestClient(FastConfig(), t);
+  json ev = {{"metadata", {{"name", "e"}}}, {"message", std::string("cut in half: \xC3")}};
+  auto r = c->Create(kPods, "default", ev);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NE(t->seen[0].body.find("\xEF\xBF\xBD"), std::string::npos);
 }
 
 }  // namespace

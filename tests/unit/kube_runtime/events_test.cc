@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
+#include "tephra/core/utf8.h"
+#include "tephra/kube/caught.h"
 #include "testing/fake_client.h"
 
 namespace tephra::kube {
@@ -163,6 +167,49 @@ TEST_F(EventsTest, ApiErrorsAreCountedNotFatal) {
   rec->Event(job, EventType::kNormal, "Created", "x");
   rec->ProcessPending();
   EXPECT_EQ(rec->stats().errors, 1u);
+}
+
+// Issue 41: a JobFlow's flow name of 700 'é' made a message cut at 1024 bytes in the middle of a character;
+// writing it threw in the event thread and ended the process.
+TEST_F(EventsTest, LongMessagesAreCutOnACharacterBoundary) {
+  std::string flow;
+  for (int i = 0; i < 700; ++i) flow += "\xC3\xA9";
+  rec->Event(job, EventType::kWarning, "FlowFailed", "flow " + flow + " failed");
+  rec->Event(job, EventType::kWarning, "Bad", std::string("not text: \xFF\xFE"));
+  EXPECT_EQ(rec->ProcessPending(), 2u);
+  auto evs = Events();
+  ASSERT_EQ(evs.size(), 2u);
+  for (const json& e : evs) {
+    const std::string m = e["message"];
+    EXPECT_LE(m.size(), 1024u);
+    EXPECT_TRUE(core::IsValidUtf8(m)) << m;
+    EXPECT_NO_THROW((void)e.dump());  // what the REST client does with it
+  }
+}
+
+// Nothing an Event write throws leaves the recorder: the next Event still goes out, and the catch is counted.
+TEST_F(EventsTest, AThrowingWriteIsCountedAndTheRecorderGoesOn) {
+  bool thrown = false;
+  api->SetFailureInjector([&](const testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "create" && !thrown) {
+      thrown = true;
+      throw std::runtime_error("encoder failed");
+    }
+    return std::nullopt;
+  });
+  auto caught = [] {
+    for (const auto& [where, n] : CaughtExceptions())
+      if (where == "event-recorder") return n;
+    return uint64_t{0};
+  };
+  const uint64_t before = caught();
+  rec->Event(job, EventType::kNormal, "Created", "first");
+  rec->Event(job, EventType::kNormal, "Created", "second");
+  EXPECT_EQ(rec->ProcessPending(), 2u);
+  EXPECT_EQ(caught(), before + 1);
+  EXPECT_EQ(rec->stats().errors, 1u);
+  ASSERT_EQ(Events().size(), 1u);
+  EXPECT_EQ(Events()[0]["message"], "second");
 }
 
 TEST(EventsThreadTest, BackgroundThreadDeliversAndFlushes) {

@@ -3,6 +3,12 @@
 // with a deadline (no sleep-and-assert).
 #include "tephra/kube/manager.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <future>
 #include <mutex>
@@ -199,6 +205,90 @@ TEST(Manager, RejectsLeaderElectionWithoutALock) {
   auto o = h.Options(true);
   o.lock_name.clear();
   EXPECT_EQ(Manager::Create(std::move(o)).status().code(), core::StatusCode::kInvalidArgument);
+}
+
+// One HTTP/1.1 request over a raw socket from `from` (a local address) to `to`:port; returns the status code,
+// 0 when nothing came back.
+int RawRequest(const std::string& from, const std::string& to, int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  ::inet_pton(AF_INET, from.c_str(), &src.sin_addr);
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  dst.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, to.c_str(), &dst.sin_addr);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0 &&
+      ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0 &&
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    char buf[4096];
+    ssize_t n;
+    while (got.find("\r\n") == std::string::npos && (n = ::recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, n);
+  }
+  ::close(fd);
+  if (got.rfind("HTTP/1.1 ", 0) != 0) return 0;
+  return std::atoi(got.c_str() + 9);
+}
+
+// A local IPv4 address that is not loopback, or "" when the host has none.
+std::string NonLoopbackAddress() {
+  ifaddrs* all = nullptr;
+  if (::getifaddrs(&all) != 0) return "";
+  std::string out;
+  for (ifaddrs* a = all; a && out.empty(); a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) continue;
+    char buf[INET_ADDRSTRLEN];
+    if (::inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf)) out = buf;
+  }
+  ::freeifaddrs(all);
+  return out;
+}
+
+// Issue 41: `PUT /debug/flags/v` with body `off` silenced any role for anyone on the pod network. Without an
+// authorizer, what changes state is served to loopback peers only; reading stays open.
+TEST(Manager, LogLevelPutIsRefusedToOtherHostsWithoutAuth) {
+  const std::string remote = NonLoopbackAddress();
+  if (remote.empty()) GTEST_SKIP() << "no non-loopback IPv4 address on this host";
+  Harness h;
+  ManagerOptions o = h.Options(false);
+  o.metrics_address = "0.0.0.0:0";
+  auto m = Manager::Create(o);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto code = std::async(std::launch::async, [&] { return (*m)->Run(); });
+  ASSERT_TRUE(Eventually([&] { return (*m)->metrics_port() > 0; }));
+  const int port = (*m)->metrics_port();
+  const log::Level was = log::GetLevel();
+  const std::string put_off = "PUT /debug/flags/v HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\noff";
+  EXPECT_EQ(RawRequest(remote, remote, port, put_off), 403);
+  EXPECT_EQ(log::GetLevel(), was);
+  EXPECT_EQ(RawRequest(remote, remote, port, "GET /debug/flags/v HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), 200);
+  EXPECT_EQ(RawRequest(remote, remote, port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), 200);
+  // From this host (kubectl port-forward, a sidecar) it works as before.
+  const std::string put_level = std::string("PUT /debug/flags/v HTTP/1.1\r\nHost: x\r\nContent-Length: ") +
+                                std::to_string(std::string(log::LevelName(was)).size()) +
+                                "\r\nConnection: close\r\n\r\n" + log::LevelName(was);
+  EXPECT_EQ(RawRequest("127.0.0.1", "127.0.0.1", port, put_level), 200);
+  (*m)->Stop();
+  EXPECT_EQ(code.get(), 0);
+  log::SetLevel(was);
+}
+
+TEST(Manager, LoopbackPeers) {
+  EXPECT_TRUE(IsLoopbackPeer("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackPeer("127.3.2.1"));
+  EXPECT_TRUE(IsLoopbackPeer("::1"));
+  EXPECT_TRUE(IsLoopbackPeer("::ffff:127.0.0.1"));
+  EXPECT_FALSE(IsLoopbackPeer("10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackPeer("::ffff:10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackPeer("fd00::2"));
+  EXPECT_FALSE(IsLoopbackPeer(""));
+  EXPECT_FALSE(IsLoopbackPeer("localhost"));
 }
 
 }  // namespace

@@ -427,6 +427,38 @@ TEST_F(ProcessFixture, UnschedulablePlainPodIsToldWhyOnThePodOnly) {
 // Volcano's behaviour: a configuration file that cannot be read or is invalid at start-up is logged and the
 // built-in default runs (the metrics say the file was rejected); --disable-default-scheduler-config makes it
 // fatal instead.
+// Issue 41: what-if bodies from anyone who reaches the metrics address. A body nested 200,000 levels deep used
+// to end the process; a job of 2^31-1 replicas was expanded pod by pod on the state thread.
+TEST_F(ProcessFixture, WhatIfRefusesHostileBodiesAndKeepsScheduling) {
+  StartProcess(std::chrono::milliseconds(50));
+  proc->SetLeading(true);
+  auto deep = proc->TestOnly(std::string(200000, '[') + std::string(200000, ']'));
+  EXPECT_EQ(deep.status().code(), core::StatusCode::kInvalidArgument) << deep.status();
+  const std::string in_job = R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"w"},)"
+                             R"("spec":{"tasks":[{"name":"t","template":{"spec":{"x":)" +
+                             std::string(200000, '[') + std::string(200000, ']') + "}}}]}}";
+  EXPECT_EQ(proc->TestOnly(in_job).status().code(), core::StatusCode::kInvalidArgument);
+  json huge = {{"apiVersion", "batch.volcano.sh/v1alpha1"},
+               {"kind", "Job"},
+               {"metadata", {{"name", "huge"}}},
+               {"spec",
+                {{"minAvailable", 1},
+                 {"tasks", json::array({{{"name", "t"},
+                                         {"replicas", 2147483647},
+                                         {"template",
+                                          {{"spec",
+                                            {{"containers",
+                                              json::array({{{"name", "c"},
+                                                            {"image", "x"},
+                                                            {"resources", {{"requests", {{"cpu", "1"}}}}}}})}}}}}}})}}}};
+  auto r = proc->TestOnly(huge.dump());
+  EXPECT_EQ(r.status().code(), core::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_NE(r.status().message().find("replicas"), std::string::npos) << r.status();
+  // The process still schedules.
+  fc->Seed(api::Pod::Resource(), PlainPod("after", "1"));
+  ASSERT_TRUE(Eventually([&] { return !NodeOf("after").empty(); }));
+}
+
 TEST(SchedulerProcess, BadConfFallsBackToTheDefaultUnlessDisabled) {
   SchedulerOptions o;
   EXPECT_EQ(SchedulerProcess::Create(o, {}).status().code(), core::StatusCode::kInvalidArgument);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "tephra/core/utf8.h"
+#include "tephra/kube/caught.h"
 #include "tephra/kube/log.h"
 
 namespace tephra::kube {
@@ -59,7 +61,10 @@ EventRecorder::EventRecorder(ClientPtr client, EventRecorderOptions opts)
 EventRecorder::~EventRecorder() { Shutdown(); }
 
 void EventRecorder::Event(const ObjectReference& obj, EventType type, std::string reason, std::string message) {
-  if (message.size() > kMaxMessage) message.resize(kMaxMessage);
+  // Messages quote tenant text (flow names, container messages): cut on a character boundary and made valid,
+  // or the API write would fail to encode.
+  if (message.size() > kMaxMessage || !core::IsValidUtf8(message)) message = core::CutUtf8(message, kMaxMessage);
+  if (!core::IsValidUtf8(reason)) reason = core::ValidUtf8(reason);
   core::MutexLock l(mu_);
   if (shutdown_) return;
   if (queue_.size() >= opts_.queue_capacity) {
@@ -81,7 +86,18 @@ size_t EventRecorder::ProcessPending() {
       queue_.pop_front();
       busy_ = true;
     }
-    Handle(p);
+    // One Event that cannot be written must not end the thread (and with it the process).
+    try {
+      Handle(p);
+    } catch (const std::exception& e) {
+      CountException("event-recorder", e.what());
+      core::MutexLock l(mu_);
+      stats_.errors++;
+    } catch (...) {
+      CountException("event-recorder", "unknown exception");
+      core::MutexLock l(mu_);
+      stats_.errors++;
+    }
     ++n;
     core::MutexLock l(mu_);
     busy_ = false;

@@ -4,6 +4,7 @@
 #include <random>
 
 
+#include "tephra/kube/caught.h"
 #include "tephra/kube/informer.h"
 #include "tephra/kube/log.h"
 
@@ -65,7 +66,11 @@ Status Reflector::ListAndReplace(const std::string& rv) {
   if (!list.ok()) return list.status();
   stats_.lists++;
   std::string list_rv = list->metadata.resource_version;
-  sink_->Replace(std::move(list->items));
+  try {
+    sink_->Replace(std::move(list->items));
+  } catch (const std::exception& e) {
+    CountException("informer", std::string(resource_.plural) + ": " + e.what());
+  }
   {
     core::MutexLock lock(mu_);
     last_rv_ = list_rv;
@@ -109,7 +114,12 @@ Status Reflector::WatchOnce() {
       case WatchEvent::Type::kModified:
       case WatchEvent::Type::kDeleted:
         stats_.events++;
-        sink_->Apply(ev.type, std::move(ev.object));
+        // A sink that throws must not end the reflector's thread (the informer would stop without a sign).
+        try {
+          sink_->Apply(ev.type, std::move(ev.object));
+        } catch (const std::exception& e) {
+          CountException("informer", std::string(resource_.plural) + ": " + e.what());
+        }
         break;
       case WatchEvent::Type::kError:
         return false;  // Client::Watch turns ERROR into a Status; not expected here

@@ -5,8 +5,10 @@
 
 #include <chrono>
 #include <ctime>
+#include <map>
 
 #include "tephra/core/thread_annotations.h"
+#include "tephra/kube/caught.h"
 
 namespace tephra::kube::log {
 namespace detail {
@@ -227,3 +229,40 @@ void Log(Level level, std::string_view msg, std::initializer_list<Field> fields)
 }
 
 }  // namespace tephra::kube::log
+
+namespace tephra::kube {
+namespace {
+struct Counts {
+  core::Mutex mu;
+  std::map<std::string, uint64_t, std::less<>> by TEPHRA_GUARDED_BY(mu);
+  void Add(std::string_view key) {
+    core::MutexLock l(mu);
+    auto it = by.find(key);
+    if (it == by.end()) it = by.emplace(std::string(key), 0).first;
+    ++it->second;
+  }
+  std::vector<std::pair<std::string, uint64_t>> All() {
+    core::MutexLock l(mu);
+    return {by.begin(), by.end()};
+  }
+};
+Counts& Caught() {
+  static Counts* c = new Counts();  // never destroyed: threads may report during static teardown
+  return *c;
+}
+Counts& Skipped() {
+  static Counts* c = new Counts();
+  return *c;
+}
+}  // namespace
+
+void CountException(std::string_view where, std::string_view what) {
+  Caught().Add(where);
+  log::Error("exception caught; the thread goes on").Kv("where", where).Kv("error", what);
+}
+std::vector<std::pair<std::string, uint64_t>> CaughtExceptions() { return Caught().All(); }
+
+void CountSkippedObject(std::string_view resource) { Skipped().Add(resource); }
+std::vector<std::pair<std::string, uint64_t>> SkippedObjects() { return Skipped().All(); }
+
+}  // namespace tephra::kube

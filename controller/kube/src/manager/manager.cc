@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <condition_variable>
+#include <map>
 
+#include "tephra/kube/caught.h"
 #include "tephra/kube/http_server.h"
 #include "tephra/kube/leader_election.h"
 #include "tephra/kube/signals.h"
@@ -116,12 +118,22 @@ core::Status Manager::Init() {
   auto* level = r.AddGauge("tephra_log_level", "The current log level: 0 trace, 1 debug, 2 info, 3 warn, 4 error "
                                                "(PUT /debug/flags/v changes it)").With({});
   AddCollector([level] { level->Set(static_cast<double>(log::GetLevel())); });
+  auto* caught = &r.AddCounter("tephra_caught_exceptions_total",
+                               "Exceptions caught at the top of a thread or request handler, by where (the thread "
+                               "or handler went on)",
+                               {"where"});
+  AddCollector([caught] {
+    for (const auto& [where, n] : CaughtExceptions()) caught->With({where})->SetTotal(static_cast<double>(n));
+  });
   AddCollector([requests, limiter_wait] {
     for (const auto& c : RestRequestCounts())
       requests->With({c.client, c.method, std::to_string(c.code)})->SetTotal(static_cast<double>(c.count));
     for (const auto& [client, secs] : RestLimiterWaitSeconds()) limiter_wait->With({client})->SetTotal(secs);
   });
   AddCollector([this, lists, relists, watches, watch_errors, events, decode, recorded] {
+    // Objects the client passed over (too deep to decode) count as decode errors of their informer.
+    std::map<std::string, uint64_t> skipped;
+    for (const auto& [res, n] : SkippedObjects()) skipped[res] = n;
     factory_->ForEach([&](const InformerBase& inf) {
       const std::string res(inf.resource().plural);
       const auto& s = inf.stats();
@@ -130,7 +142,7 @@ core::Status Manager::Init() {
       watches->With({res})->SetTotal(static_cast<double>(s.watches.load()));
       watch_errors->With({res})->SetTotal(static_cast<double>(s.watch_errors.load()));
       events->With({res})->SetTotal(static_cast<double>(s.events.load()));
-      decode->With({res})->SetTotal(static_cast<double>(s.decode_errors.load()));
+      decode->With({res})->SetTotal(static_cast<double>(s.decode_errors.load() + skipped[res]));
     });
     EventRecorder* rec = nullptr;
     {
@@ -269,6 +281,19 @@ core::Status Manager::StartServers() {
       return h(r);
     };
   };
+  // What changes state or costs work (the log level, the what-if) is never open to the network without an
+  // authorizer: reading /metrics tells a neighbour little, silencing the logs or loading the state thread a lot.
+  const MetricsServing serving = o_.metrics_serving;
+  auto action_guard = [authz, serving](HttpHandler h) -> HttpHandler {
+    return [authz, serving, h = std::move(h)](const ServerRequest& r) {
+      if (authz) {
+        if (auto denied = authz->Check(r)) return *denied;
+      } else if (auto denied = CheckActionPeer(serving, r)) {
+        return *denied;
+      }
+      return h(r);
+    };
+  };
   auto probes = [&](HttpServer& s) {
     s.Handle("/healthz", [checks_page](const ServerRequest& r) { return checks_page(true, r); });
     s.Handle("/livez", [checks_page](const ServerRequest& r) { return checks_page(true, r); });
@@ -295,7 +320,7 @@ core::Status Manager::StartServers() {
       return ServerResponse{200, "text/plain; charset=utf-8", std::string(log::LevelName(log::GetLevel())) + "\n"};
     };
     s.Handle("/debug/flags/v", guard(level));
-    s.HandlePut("/debug/flags/v", guard(level));
+    s.HandlePut("/debug/flags/v", action_guard(level));
   };
   if (AddressOn(o_.metrics_address)) {
     HttpServerOptions so;
@@ -307,11 +332,12 @@ core::Status Manager::StartServers() {
     probes(*metrics_srv_);
     {
       core::MutexLock l(mu_);
-      for (const auto& [path, handler] : post_handlers_) metrics_srv_->HandlePost(path, guard(handler));
+      for (const auto& [path, handler] : post_handlers_) metrics_srv_->HandlePost(path, action_guard(handler));
       for (const auto& [path, handler] : get_handlers_) metrics_srv_->Handle(path, guard(handler));
     }
     if (auto s = metrics_srv_->Start(o_.metrics_address); !s.ok())
       return s.Annotate("serving /metrics on " + o_.metrics_address);
+    metrics_port_ = metrics_srv_->port();
   }
   if (AddressOn(o_.health_address) && o_.health_address != o_.metrics_address) {
     health_srv_ = std::make_unique<HttpServer>();

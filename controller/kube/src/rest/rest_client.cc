@@ -4,11 +4,15 @@
 #include <cctype>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
 #include <tuple>
 
 #include "rest_internal.h"
+#include "tephra/api/json_pruned.h"
 #include "tephra/core/thread_annotations.h"
+#include "tephra/kube/caught.h"
+#include "tephra/kube/log.h"
 #include "tephra/kube/config.h"
 #include "tephra/kube/transport.h"
 
@@ -195,6 +199,23 @@ std::string StrField(const json& obj, const char* a, const char* b) {
   return y->get<std::string>();
 }
 
+std::string ObjectKey(const json& obj) {
+  if (!obj.is_object()) return "";
+  const std::string ns = StrField(obj, "metadata", "namespace");
+  const std::string name = StrField(obj, "metadata", "name");
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+// Deeper objects are passed over (LIST, watch) or refused (GET): their DOM would cost stack per level to copy
+// or write. No Kubernetes or Volcano kind comes near it; only a free-form field can.
+constexpr int kMaxObjectDepth = 512;
+
+void ReportSkipped(const ResourceInfo& r, const json& obj) {
+  CountSkippedObject(r.plural);
+  log::Warn("skipped an object that cannot be decoded").Kv("resource", r.plural).Kv("object", ObjectKey(obj))
+      .Kv("reason", "nested deeper than " + std::to_string(kMaxObjectDepth) + " levels");
+}
+
 class RestClient : public Client {
  public:
   RestClient(RestConfig cfg, std::shared_ptr<Transport> t)
@@ -207,10 +228,19 @@ class RestClient : public Client {
   }
 
   StatusOr<ObjectList> List(const ResourceInfo& r, const std::string& ns, const ListOptions& opts) override {
+    std::vector<std::vector<std::string>> pruned;
     auto j = Call("GET", rest::ResourcePath(r, ns) + rest::ListQuery(opts, false), nullptr, "", "list",
-                  std::string(r.plural));
+                  std::string(r.plural), &pruned);
     if (!j.ok()) return j.status();
     ObjectList out;
+    std::set<size_t> too_deep;
+    for (const auto& where : pruned) {
+      if (where.size() == 2 && where[0] == "items") too_deep.insert(std::strtoull(where[1].c_str(), nullptr, 10));
+      else return core::UnavailableError("list " + std::string(r.plural) + ": nested deeper than " +
+                                         std::to_string(kMaxObjectDepth) + " levels outside its items");
+    }
+    // An item too deep to decode is left out (as if absent) and reported; the list, and the informer's sync,
+    // go on without it.
     if (!j->is_object()) return core::InternalError(std::string("list ") + std::string(r.plural) + ": not an object");
     if (auto m = j->find("metadata"); m != j->end()) {
       Status s = api::Decode(*m, &out.metadata);
@@ -218,7 +248,14 @@ class RestClient : public Client {
     }
     if (auto items = j->find("items"); items != j->end() && items->is_array()) {
       out.items.reserve(items->size());
-      for (auto& it : *items) out.items.push_back(std::move(it));
+      for (size_t i = 0; i < items->size(); ++i) {
+        json& it = (*items)[i];
+        if (too_deep.count(i)) {
+          ReportSkipped(r, it);
+          continue;
+        }
+        out.items.push_back(std::move(it));
+      }
     }
     return out;
   }
@@ -308,7 +345,18 @@ class RestClient : public Client {
         req, &head,
         [&](std::string_view line) {
           if (line.empty()) return true;
-          auto j = api::ParseJson(line);
+          auto j = api::ParseJson(line, kMaxObjectDepth);
+          if (!j.ok()) {
+            // One object too deep to decode (the API server stores up to 10,000 levels) is reported and passed
+            // over; ending the watch would re-read it on the next one, and the stream would never move past it.
+            // Its resourceVersion is not taken: a later event or bookmark moves the informer on.
+            auto p = api::ParseJsonPruned(line, kMaxObjectDepth, 1);
+            if (p.ok() && !p->pruned.empty()) {
+              const json* o = p->value.is_object() && p->value.contains("object") ? &p->value["object"] : nullptr;
+              ReportSkipped(r, o ? *o : json());
+              return true;
+            }
+          }
           if (!j.ok() || !j->is_object()) {
             // A cut-off line is what a truncated stream or a reset looks like: re-watch from the last RV.
             result = core::UnavailableError(what + ": malformed event (stream cut?): " + j.status().message());
@@ -326,7 +374,7 @@ class RestClient : public Client {
             int code = 500;
             if (ev.object.is_object())
               if (auto c = ev.object.find("code"); c != ev.object.end() && c->is_number_integer()) code = c->get<int>();
-            result = rest::StatusFromResponse(code, ev.object.dump(), "", "watch", what);
+            result = rest::StatusFromResponse(code, ev.object.dump(-1, ' ', false, json::error_handler_t::replace), "", "watch", what);
             return false;
           } else {
             result = core::UnavailableError(what + ": unknown event type \"" + type + "\"");
@@ -377,14 +425,18 @@ class RestClient : public Client {
     return std::chrono::milliseconds(dist(rng));
   }
 
+  // pruned: when set, a body with a value nested too deep is read with that value as null, and where is said
+  // here (a LIST, whose other items are good); otherwise such a body is an error.
   StatusOr<json> Call(const std::string& method, const std::string& path, const json* body,
-                      const std::string& content_type, const std::string& verb, const std::string& what) {
+                      const std::string& content_type, const std::string& verb, const std::string& what,
+                      std::vector<std::vector<std::string>>* pruned = nullptr) {
     HttpRequest req;
     req.method = method;
     req.path = path;
     req.timeout = cfg_.timeout;
     if (body) {
-      req.body = body->dump();
+      // Text that is not UTF-8 is replaced rather than thrown on: a write is never lost to one bad string.
+      req.body = body->dump(-1, ' ', false, json::error_handler_t::replace);
       req.content_type = content_type;
     }
     Status hs = AddHeaders(&req);
@@ -397,7 +449,14 @@ class RestClient : public Client {
       Stats().Count(cfg_.user_agent, method, resp.ok() ? resp->status : 0);
       if (resp.ok() && resp->status >= 200 && resp->status < 300) {
         if (resp->body.empty()) return json::object();
-        auto j = api::ParseJson(resp->body);
+        auto j = api::ParseJson(resp->body, kMaxObjectDepth);
+        if (!j.ok() && pruned) {
+          auto p = api::ParseJsonPruned(resp->body, kMaxObjectDepth, 2);
+          if (p.ok() && !p->pruned.empty()) {
+            *pruned = std::move(p->pruned);
+            return std::move(p->value);
+          }
+        }
         // Raw reads of text endpoints (pods/log is text/plain) return the text as a JSON string.
         if (!j.ok() && resp->Header("Content-Type").find("json") == std::string::npos) return json(resp->body);
         if (!j.ok()) return core::UnavailableError(what + ": bad response body: " + j.status().message());

@@ -5,11 +5,13 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <httplib.h>
 
+#include "tephra/kube/caught.h"
 #include "tephra/kube/leader_election.h"
 #include "tephra/kube/log.h"
 
@@ -133,6 +135,15 @@ class CertSource {
 
 }  // namespace
 
+bool IsLoopbackPeer(const std::string& remote_addr) {
+  in_addr v4{};
+  if (::inet_pton(AF_INET, remote_addr.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, remote_addr.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+}
+
 struct HttpServer::Impl {
   std::unique_ptr<CertSource> certs;
   std::unique_ptr<httplib::Server> srv;
@@ -179,10 +190,10 @@ ServerResponse HttpServer::Dispatch(const ServerRequest& req) {
   try {
     return h(req);
   } catch (const std::exception& e) {
-    log::Error("http handler failed").Kv("path", req.path).Kv("error", e.what());
+    CountException("http", req.path + ": " + e.what());
     return {500, "text/plain; charset=utf-8", "internal error\n"};
   } catch (...) {
-    log::Error("http handler failed").Kv("path", req.path);
+    CountException("http", req.path + ": unknown exception");
     return {500, "text/plain; charset=utf-8", "internal error\n"};
   }
 }
@@ -247,24 +258,52 @@ core::Status HttpServer::Start(const std::string& address) {
     int one = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   });
-  auto serve = [this](const httplib::Request& r, httplib::Response& w) {
+  auto dispatch = [this](const httplib::Request& r, httplib::Response& w, std::string body) {
     ServerRequest req;
     req.method = r.method;
     req.path = r.path;
     if (auto q = r.target.find('?'); q != std::string::npos) req.query = r.target.substr(q + 1);
-    req.body = r.body;
+    req.body = std::move(body);
     req.content_type = r.get_header_value("Content-Type");
     req.authorization = r.get_header_value("Authorization");
+    req.remote_addr = r.remote_addr;
     ServerResponse resp = Dispatch(req);
     w.status = resp.status;
     w.set_content(std::move(resp.body), resp.content_type.c_str());
   };
+  auto serve = [dispatch](const httplib::Request& r, httplib::Response& w) { dispatch(r, w, r.body); };
+  // Bodies are read here, not by the library: its limit holds for a Content-Length only, while a chunked body or
+  // one without a length (read to the end of the stream) would grow without bound. Counting what arrives holds
+  // for every transfer and content encoding (a compressed body is counted as it is inflated).
+  const size_t max_body = options_.max_body_bytes;
+  auto serve_body = [dispatch, max_body](const httplib::Request& r, httplib::Response& w,
+                                         const httplib::ContentReader& read) {
+    auto refuse = [&w](int status, const char* why) {
+      w.status = status;
+      w.set_header("Connection", "close");  // what is left of the body is not read
+      w.set_content(why, "text/plain; charset=utf-8");
+    };
+    if (r.is_multipart_form_data()) return refuse(415, "multipart bodies are not accepted\n");
+    std::string body;
+    bool too_big = false;
+    const bool ok = read([&](const char* data, size_t n) {
+      if (n > max_body - body.size()) {
+        too_big = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    });
+    if (too_big || w.status == 413) return refuse(413, "request body too large\n");
+    if (!ok) return refuse(400, "the request body could not be read\n");
+    dispatch(r, w, std::move(body));
+  };
   // Catch-all routes: handlers may be added after Start (the map is ours, under mu_), and 404/405 are ours.
   srv.Get(".*", serve);
-  srv.Post(".*", serve);
-  srv.Put(".*", serve);
-  srv.Patch(".*", serve);
-  srv.Delete(".*", serve);
+  srv.Post(".*", serve_body);
+  srv.Put(".*", serve_body);
+  srv.Patch(".*", serve_body);
+  srv.Delete(".*", serve_body);
   srv.Options(".*", serve);
   srv.set_exception_handler([](const httplib::Request&, httplib::Response& w, std::exception_ptr) {
     w.status = 500;

@@ -14,7 +14,19 @@ core::Status Validate(const MetricsServing& s) {
     return core::InvalidArgumentError("--metrics-client-ca-file needs --metrics-tls-cert-file and --metrics-tls-private-key-file");
   if (s.auth != "none" && s.auth != "kubernetes")
     return core::InvalidArgumentError("--metrics-auth: want none or kubernetes, got \"" + s.auth + "\"");
+  if (s.actions_from != "loopback" && s.actions_from != "any")
+    return core::InvalidArgumentError("--metrics-actions-from: want loopback or any, got \"" + s.actions_from + "\"");
   return core::Status::OK();
+}
+
+std::optional<ServerResponse> CheckActionPeer(const MetricsServing& s, const ServerRequest& req) {
+  if (s.actions_from == "any" || IsLoopbackPeer(req.remote_addr)) return std::nullopt;
+  log::Warn("refused a request from another host").Kv("method", req.method).Kv("path", req.path)
+      .Kv("peer", req.remote_addr);
+  return ServerResponse{403, "text/plain; charset=utf-8",
+                        req.method + " " + req.path +
+                            " is served only to a peer on this host (kubectl port-forward) while --metrics-auth=none; "
+                            "use --metrics-auth=kubernetes (or --metrics-actions-from=any behind a NetworkPolicy)\n"};
 }
 
 RequestAuthorizer::RequestAuthorizer(ClientPtr client, const core::Clock& clock, std::chrono::seconds ttl)

@@ -102,7 +102,10 @@ using WithState = std::function<void(const std::function<void(sched::ClusterStat
 
 // Installs POST <prefix>/filter, <prefix>/prioritize and <prefix>/bind on `server`. `prefix` is "" or
 // "/path" (a trailing '/' is dropped). `extender` must outlive the server.
+// /bind writes a Binding with the scheduler's credentials, so it is answered only to a peer on this host (the
+// kube-scheduler beside it, --extender-bind-from=loopback) unless bind_from_any: nothing else on the pod
+// network may place pods through Tephra.
 void InstallExtenderEndpoints(kube::HttpServer& server, const std::string& prefix, Extender* extender,
-                              WithState with_state, kube::ClientPtr bind_client);
+                              WithState with_state, kube::ClientPtr bind_client, bool bind_from_any = false);
 
 }  // namespace tephra::scheduler

@@ -74,6 +74,7 @@ struct SchedulerOptions {
   // <extender_prefix>/filter, /prioritize and /bind.
   std::string extender_address;
   std::string extender_prefix;
+  bool extender_bind_from_any = false;  // --extender-bind-from=any: /bind from other hosts too (extender.h)
   // Binds are latency-bound (one RPC each, ~50 ms on a busy API server): 64 in flight let a 128-pod gang bind
   // in a few hundred ms when the QPS limit allows; measured in bench/RESULTS.md (16 -> 64: p50 600 -> ~400 ms).
   int bind_workers = 64;

@@ -32,7 +32,12 @@ struct ServerRequest {
   std::string body;   // POST only; exactly Content-Length bytes
   std::string content_type;  // the Content-Type header, as sent ("" when absent)
   std::string authorization;  // the Authorization header, as sent ("" when absent)
+  std::string remote_addr;    // the peer's IP address ("127.0.0.1", "::1", ...); "" when unknown
 };
+
+// True for a peer on this host (127.0.0.0/8, ::1, ::ffff:127.x.y.z): reached without the network, so through
+// `kubectl port-forward` or from the same pod.
+bool IsLoopbackPeer(const std::string& remote_addr);
 
 struct ServerResponse {
   int status = 200;

@@ -22,6 +22,7 @@
 // runnables and the informers stop, Events are flushed, and the servers close.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -169,6 +170,9 @@ class Manager {
   // A GET endpoint on the metrics server (the scheduler's web view), under the same address and options as
   // /metrics. Call before Run.
   void AddGetHandler(std::string path, std::function<ServerResponse(const ServerRequest&)> handler);
+  // The port the metrics server listens on once Run started it (0 before, or when off); for tests that bind
+  // port 0.
+  int metrics_port() const { return metrics_port_.load(); }
   // What /metrics serves: the collectors run, then the registry's exposition.
   std::string ScrapeMetrics();
 
@@ -227,6 +231,7 @@ class Manager {
   std::stop_source leader_stop_, all_stop_;
 
   std::unique_ptr<HttpServer> metrics_srv_, health_srv_;
+  std::atomic<int> metrics_port_{0};
   std::unique_ptr<LeaderElector> elector_;
   std::thread elector_thread_;
 };

@@ -25,10 +25,19 @@ struct MetricsServing {
   std::string tls_cert_file, tls_key_file, client_ca_file;
   // "none": whoever reaches the address; "kubernetes": TokenReview + SubjectAccessReview (above).
   std::string auth = "none";
+  // With auth "none": who may use what changes state or costs the process work beside /metrics (PUT
+  // /debug/flags/v, the scheduler's POST /v1/test-only). "loopback" (the default): only a peer on this host,
+  // which is what `kubectl port-forward` and a sidecar are; "any": whoever reaches the address (the old
+  // behaviour; only behind a NetworkPolicy). With auth "kubernetes" the SubjectAccessReview decides instead.
+  std::string actions_from = "loopback";
 };
 // kInvalidArgument naming the flag when the combination cannot work (a key without a certificate, an unknown
 // auth mode, a client CA without TLS).
 core::Status Validate(const MetricsServing& s);
+
+// nullopt when a request that changes state or costs work may go on under `s` without an authorizer: always
+// with actions_from "any", else only from a loopback peer. Otherwise the 403 to send, which says how to get in.
+std::optional<ServerResponse> CheckActionPeer(const MetricsServing& s, const ServerRequest& req);
 
 // Delegated authentication and authorization for one server. Decisions are cached for `ttl` per (token, verb,
 // path), so a Prometheus scraping every few seconds costs the API server two requests per ttl, not per scrape.

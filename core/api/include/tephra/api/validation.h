@@ -73,6 +73,12 @@ FieldErrors ValidatePodJdb(const Pod& pod);
 // Also run for every task template by ValidateJobCreate.
 FieldErrors ValidatePodSchedulingSelectors(const PodSpec& spec, const std::string& path = "spec");
 
+// Bounds a tenant's objects must stay within (docs/security.md). Far above any real job; they exist so that
+// one object cannot make a role build millions of pods in memory or walk thousands of dependencies.
+inline constexpr int64_t kMaxJobReplicas = 100000;  // pods of one vcjob, all tasks
+inline constexpr size_t kMaxJobTasks = 256;          // tasks of one vcjob
+inline constexpr size_t kMaxFlows = 256;             // flows of one JobFlow
+
 // Name checks shared with the controller.
 bool IsDns1123Label(std::string_view s);      // [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63
 bool IsDns1123Subdomain(std::string_view s);  // labels joined by '.', <= 253
