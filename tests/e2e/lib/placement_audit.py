@@ -15,7 +15,10 @@ and checks each pod that has spec.nodeName, is not Succeeded or Failed, and was 
 Selectors and taints are IgnoredDuringExecution in Kubernetes: a suite that relabels or taints a node after
 pods are bound must say so (--ignore-taint) or audit before. Prints one line per violation and exits 1 when
 there is any; prints a one-line summary either way.
+A suite that shrinks a node's allocatable after binding (a card lost on purpose) names it: --ignore-resource
+nvidia.com/gpu@node-3.
 usage: kubectl get nodes,pods -A -o json | placement_audit.py [--scheduler-names volcano,...] [--ignore-taint k]
+       [--ignore-resource RESOURCE[@NODE]]
 """
 import argparse
 import json
@@ -87,7 +90,7 @@ def tolerates(tol, taint):
     return tol.get("key") == taint.get("key") and (tol.get("value") or "") == (taint.get("value") or "")
 
 
-def audit(objs, scheduler_names, ignore_taints):
+def audit(objs, scheduler_names, ignore_taints, ignore_resources=()):
     nodes = {o["metadata"]["name"]: o for o in objs if o.get("kind") == "Node"}
     pods = [o for o in objs if o.get("kind") == "Pod"]
     live = [p for p in pods if p["spec"].get("nodeName") and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
@@ -129,6 +132,8 @@ def audit(objs, scheduler_names, ignore_taints):
             continue
         alloc = node.get("status", {}).get("allocatable") or {}
         for k, (total, holders) in per.items():
+            if k in ignore_resources or "%s@%s" % (k, node_name) in ignore_resources:
+                continue
             if k not in alloc:
                 if total > 0:
                     bad.append("node %s: pods request %s %s, which it does not offer (%s)" %
@@ -145,10 +150,12 @@ def main():
     ap.add_argument("file", nargs="?", help="the JSON List (default: stdin)")
     ap.add_argument("--scheduler-names", default="volcano")
     ap.add_argument("--ignore-taint", action="append", default=[])
+    ap.add_argument("--ignore-resource", action="append", default=[],
+                    help="RESOURCE or RESOURCE@NODE: a resource the suite shrank on purpose after binding (a lost card)")
     a = ap.parse_args()
     data = json.load(open(a.file) if a.file else sys.stdin)
     objs = data.get("items", [data]) if isinstance(data, dict) else data
-    bad, checked, nodes = audit(objs, set(a.scheduler_names.split(",")), set(a.ignore_taint))
+    bad, checked, nodes = audit(objs, set(a.scheduler_names.split(",")), set(a.ignore_taint), set(a.ignore_resource))
     for b in bad:
         print("placement audit: " + b)
     print("placement audit: %d bound pod(s) on %d node(s) checked, %d violation(s)" % (checked, nodes, len(bad)))
