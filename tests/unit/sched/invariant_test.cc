@@ -510,7 +510,15 @@ class Episode {
       if (a->status_count != b->status_count) return "job " + key + " status counts differ";
       differs("job " + key + " allocated", a->allocated, b->allocated);
       differs("job " + key + " pending request", a->pending_request, b->pending_request);
-      if (a->role_ready != b->role_ready || a->role_valid != b->role_valid) return "job " + key + " role counts differ";
+      // A role whose count went back to 0 may keep its key in the incremental map: compare the counts.
+      auto nonzero = [](const std::map<std::string, int>& m) {
+        std::map<std::string, int> out;
+        for (const auto& [k, v] : m)
+          if (v != 0) out[k] = v;
+        return out;
+      };
+      if (nonzero(a->role_ready) != nonzero(b->role_ready) || nonzero(a->role_valid) != nonzero(b->role_valid))
+        return "job " + key + " role counts differ";
       if (!out.empty()) return out;
     }
     for (const auto& [name, want] : queues_) {
