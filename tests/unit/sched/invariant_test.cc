@@ -37,6 +37,8 @@
 namespace tephra::sched {
 namespace {
 
+using core::Status;
+
 constexpr int64_t kGi = 1024LL * 1024 * 1024;
 constexpr int kSteps = 40;
 
@@ -52,8 +54,20 @@ SchedulerConf InvariantConf(std::mt19937_64& rng) {
   c.core.retry_unchanged_every_cycles = static_cast<int>(rng() % 4);
   c.core.gang_timeout_seconds = rng() % 2 ? 300 : 5;
   c.core.queue_position_interval_ms = 0;
+  c.core.allocate_slice_us = rng() % 2 ? 0 : 500 + static_cast<int64_t>(rng() % 5000);
   return c;
 }
+
+// A clock that moves 50 us on every reading: allocate's time slices (CoreOptions::allocate_slice_us) then
+// yield at points that depend only on the work done, so an episode stays replayable from its seed.
+class TickingClock final : public core::Clock {
+ public:
+  TimePoint Now() const override { return TimePoint(std::chrono::microseconds(t_ += 50)); }
+  WallTime WallNow() const override { return WallTime(std::chrono::microseconds(t_)); }
+
+ private:
+  mutable int64_t t_ = 0;
+};
 
 template <typename T>
 const T& Pick(std::mt19937_64& rng, const std::vector<T>& v) {
@@ -63,7 +77,7 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& v) {
 class Episode {
  public:
   explicit Episode(uint64_t seed) : seed_(seed), rng_(seed) {
-    auto s = Scheduler::Create(InvariantConf(rng_));
+    auto s = Scheduler::Create(InvariantConf(rng_), PluginRegistry::Builtin(), &clock_);
     EXPECT_TRUE(s.ok()) << s.status().message();
     s_ = std::move(s).value();
     gpu_ = *st().resources().Intern("nvidia.com/gpu");
@@ -77,6 +91,29 @@ class Episode {
     }
     const int nodes = 3 + static_cast<int>(rng_() % 6);
     for (int i = 0; i < nodes; ++i) AddNode();
+    if (Chance(50)) {
+      // HyperNode objects (they replace the tree the leaf/spine labels would give): leaves select nodes by
+      // label, the spine lists the leaves by name.
+      HyperNodeInfo spine;
+      spine.name = "hn-spine";
+      spine.tier = 2;
+      for (const char* leaf : {"l1", "l2", "l3"}) {
+        HyperNodeInfo h;
+        h.name = std::string("hn-") + leaf;
+        h.tier = 1;
+        HyperNodeMember m;
+        m.kind = MemberSelectorKind::kLabel;
+        m.label_selector.match_labels = {{"volcano.sh/hypernode-leaf", leaf}};
+        h.members.push_back(m);
+        st().UpsertHyperNode(h);
+        HyperNodeMember c;
+        c.type = HyperNodeMemberType::kHyperNode;
+        c.name_or_pattern = h.name;
+        spine.members.push_back(c);
+      }
+      st().UpsertHyperNode(spine);
+      Log("HyperNodes hn-l1..3 (by label), hn-spine");
+    }
   }
 
   ClusterState& st() { return s_->state(); }
@@ -163,6 +200,7 @@ class Episode {
     std::vector<Toleration> tolerations;
     std::vector<HostPort> ports;
     bool anti = false;
+    bool anti_all = false;  // anti-affinity to every job's pods that share the label, not only its own
     bool vgpu = false;
   };
   void AddJob() {
@@ -185,6 +223,10 @@ class Episode {
     tp.request = Resource::CpuMem(Rand(1, 8) * 250, Rand(1, 8) * kGi / 2);
     if (Chance(15)) tp.request.Set(gpu_, Rand(1, 2));
     std::string shape;
+    if (Chance(8)) {
+      tp.request = Resource();  // best-effort: backfill's
+      shape += " best-effort";
+    }
     if (Chance(35)) {
       tp.selector["pool"] = Pick(rng_, std::vector<std::string>{"a", "b", "none"});
       shape += " selector pool=" + tp.selector["pool"];
@@ -209,7 +251,8 @@ class Episode {
     }
     if (Chance(10)) {
       tp.anti = true;
-      shape += " hostname anti-affinity";
+      tp.anti_all = Chance(50);
+      shape += tp.anti_all ? " hostname anti-affinity to app=shared" : " hostname anti-affinity";
     }
     if (Chance(15)) {
       tp.vgpu = true;
@@ -243,9 +286,10 @@ class Episode {
     t.required_affinity = tp.affinity;
     t.tolerations = tp.tolerations;
     t.host_ports = tp.ports;
+    t.labels["app"] = tp.anti_all ? "shared" : j.name;
     if (tp.anti) {
       PodAffinityTerm term;
-      term.selector.match_labels = {{"job", j.name}};
+      term.selector.match_labels = {{"app", tp.anti_all ? "shared" : j.name}};
       term.topology_key = "kubernetes.io/hostname";
       term.namespaces = {"ns"};
       t.pod_anti_affinity.push_back(term);
@@ -351,6 +395,24 @@ class Episode {
         RemovePodEverywhere(u);
         if (jobs_.count(job)) AddPod(job);
       }
+      if (Chance(50)) {
+        // The same name comes back (a node re-registering), with new labels and maybe another slot.
+        AddNode();
+        auto it = nodes_.find("n" + std::to_string(next_node_ - 1));
+        NodeInfo n = it->second;
+        nodes_.erase(it);
+        st().RemoveNode(n.name);
+        n.name = name;
+        n.labels["kubernetes.io/hostname"] = name;
+        nodes_[name] = n;
+        st().UpsertNode(n);
+        Log("node " + name + " back as " + Describe(n));
+      }
+      return;
+    }
+    if (r < 72) {
+      Status s = s_->UpdateConf(InvariantConf(rng_));
+      Log("configuration reload: " + (s.ok() ? std::string("ok") : s.ToString()));
       return;
     }
     if (r < 75) return AddNode();
@@ -436,8 +498,9 @@ class Episode {
       if (!j) continue;
       int placed = 0;
       st().ForEachTaskOfJob(key, [&](const TaskInfo& t) {
+        // Gang's "ready" counts pending best-effort pods too (Volcano's rule): backfill places them one by one.
         placed += t.status == TaskStatus::kBinding || t.status == TaskStatus::kBound || t.status == TaskStatus::kRunning ||
-                  t.status == TaskStatus::kSucceeded;
+                  t.status == TaskStatus::kSucceeded || (t.status == TaskStatus::kPending && t.best_effort);
       });
       if (placed < j->min_member)
         return "job " + key + " got " + std::to_string(n) + " bind(s) but has " + std::to_string(placed) + "/" +
@@ -534,6 +597,7 @@ class Episode {
 
   uint64_t seed_;
   std::mt19937_64 rng_;
+  TickingClock clock_;
   std::unique_ptr<Scheduler> s_;
   int gpu_ = 0;
   int step_ = 0;
