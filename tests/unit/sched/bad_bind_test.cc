@@ -176,5 +176,67 @@ void RunDashboardsSequence(int reservation_depth) {
 TEST(BadBind, DashboardsSequenceWithEasyReservations) { RunDashboardsSequence(1); }
 TEST(BadBind, DashboardsSequenceWithoutReservations) { RunDashboardsSequence(0); }
 
+// Found by sched_invariant_test: a failed bind left the pod's card ids on it, and its next placement (another
+// node) kept them, so the node it went to held none of its cards for it and the bind named another node's card.
+TEST(BadBind, AFailedBindLeavesNoCardsOnThePod) {
+  Cluster c;
+  c.Queue("default");
+  for (const char* name : {"a", "b"}) {
+    NodeInfo& n = c.Node(name, 8000, 32 * kGi);
+    NodeInfo copy = n;
+    copy.devices.kind = DeviceKind::kNvidiaGpu;
+    copy.devices.model = "A100";
+    copy.devices.cards.push_back({.id = std::string(name) + "-gpu0", .index = 0, .memory = 16000, .max_sharers = 2});
+    c.st().UpsertNode(copy);
+  }
+  JobInfo j = c.Job("vgpu", 1);
+  c.AddJob(j);
+  TaskInfo t = c.Pod(j, 0, Resource::CpuMem(1000, kGi));
+  t.devices.kind = DeviceKind::kNvidiaGpu;
+  t.devices.shared = 1;
+  t.devices.memory = 4000;
+  c.st().UpsertPod(t);
+  CycleResult r = c.Run();
+  ASSERT_EQ(r.binds.size(), 1u);
+  const std::string first = r.binds[0].node;
+  c.st().BindFailed(t.uid, "test");
+  EXPECT_TRUE(c.st().FindTask(t.uid)->cards.empty());
+  NodeInfo gone = *c.st().FindNode(first);
+  gone.unschedulable = true;
+  c.st().UpsertNode(gone);
+  r = c.RunAt(100);
+  ASSERT_EQ(r.binds.size(), 1u);
+  ASSERT_NE(r.binds[0].node, first);
+  ASSERT_EQ(r.binds[0].cards.size(), 1u);
+  EXPECT_EQ(r.binds[0].cards[0], r.binds[0].node + "-gpu0");
+  PlacementCheck chk = CheckPlacement(c.st(), *c.st().FindTask(t.uid), r.binds[0].node);
+  EXPECT_TRUE(chk.ok()) << chk.reason << ": " << chk.detail;
+  EXPECT_EQ(c.st().FindNode(r.binds[0].node)->devices.cards[0].sharers, 1);
+}
+
+// Found by sched_invariant_test: the stuck-gang timer did not count pending best-effort pods, which gang counts
+// as ready, so a best-effort gang that backfill had started half of was released (its pods evicted) in the
+// very cycle that bound them.
+TEST(BadBind, BackfilledBestEffortGangIsNotReleasedAsStuck) {
+  SchedulerConf conf = Cluster::Conf();
+  conf.core.gang_timeout_seconds = 5;
+  Cluster c(conf);
+  c.Queue("default");
+  c.Node("only", 8000, 32 * kGi);
+  JobInfo j = c.Job("be", 2);
+  c.AddJob(j);
+  for (int i = 0; i < 2; ++i) {
+    TaskInfo t = c.Pod(j, i, Resource());
+    t.host_ports.push_back({"", "TCP", 8080});  // one node, one port: only one of them can run
+    c.st().UpsertPod(t);
+  }
+  for (int s = 0; s <= 30; s += 10) {
+    CycleResult r = c.RunAt(s);
+    EXPECT_TRUE(r.evictions.empty()) << "at " << s << " s: " << r.evictions[0].task_uid << " evicted as a stuck gang";
+    for (const auto& b : r.binds) c.st().BindSucceeded(b.task_uid);
+  }
+  EXPECT_EQ(c.BoundCount(j.key), 1);
+}
+
 }  // namespace
 }  // namespace tephra::sched
