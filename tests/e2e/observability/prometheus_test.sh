@@ -62,7 +62,8 @@ wait_until "webhook configurations" 30 wh_configured || fail "webhook configurat
 
 CTRL_METRICS=$(free_port)
 start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
-  --metrics-addr "127.0.0.1:$CTRL_METRICS" --health-addr "127.0.0.1:$(free_port)" || fail "tephra controller did not start"
+  --metrics-addr "127.0.0.1:$CTRL_METRICS" --health-addr "127.0.0.1:$(free_port)" --fault-avoid-seconds 0 ||
+  fail "tephra controller did not start"
 
 CONF=$WORK/volcano-scheduler.conf
 cat >"$CONF" <<'YAML'
@@ -153,8 +154,8 @@ wait_until "done Completed, broken Failed, flaky Completed (after a restart), tr
 note "done Completed, broken Failed (retryCount $(k get vcjob -n $NS broken -o jsonpath='{.status.retryCount}')), flaky Completed (retryCount $(k get vcjob -n $NS flaky -o jsonpath='{.status.retryCount}')), train Running"
 
 # The training gang's first node reports a GPU Xid error (a node condition, as NPD or NVSentinel set it): its
-# transition time gives the detection latency (tephra_fault_detection_seconds). The node stays faulted, so the
-# scheduler avoids it from here on: three nodes take the work below.
+# transition time gives the detection latency (tephra_fault_detection_seconds). Once the gang is whole elsewhere
+# the node heals.
 fault_node=$(k get pod -n $NS train-w-0 -o jsonpath='{.spec.nodeName}')
 [ -n "$fault_node" ] || fail "train-w-0 has no node"
 k annotate node "$fault_node" tephra.io/sim-conditions=GpuXidError >/dev/null
@@ -168,6 +169,11 @@ train_whole_elsewhere() {
 }
 wait_until "train whole again off $fault_node" 90 train_whole_elsewhere || { dump; fail "train not whole again after the fault"; }
 note "fault on $fault_node: $(k get node "$fault_node" -o jsonpath='{.metadata.annotations.tephra\.io/fault}'); train whole again"
+# The node heals and, with --fault-avoid-seconds 0, takes work again at once (issue 40: runs that healed it saw
+# a pod bound against its nodeSelector below; the bind guard and the placement audit at the end now check it).
+k annotate node "$fault_node" tephra.io/sim-conditions- >/dev/null
+fault_cleared() { [ -z "$(k get node "$fault_node" -o jsonpath='{.metadata.annotations.tephra\.io/fault}')" ]; }
+wait_until "fault on $fault_node cleared" 60 fault_cleared || fail "fault on $fault_node not cleared"
 
 # Preemption: a low-priority filler takes most of the CPU, a high-priority gang needs two nodes' worth.
 job filler team-a 12 1 '{cpu: "2", memory: 1Gi}' '{tephra.io/sim-run-seconds: "3600"}' "  runningEstimate: 1h" \
