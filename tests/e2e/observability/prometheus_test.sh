@@ -8,10 +8,11 @@
 #  2. A workload that moves the metrics: queues team-a and team-b (team-b capped, with GPUs); a job that
 #     completes, one that fails (exit 1, PodFailed -> RestartJob, maxRetry 1: restarted once, then Failed), one
 #     that fails once and then completes after its restart; a GPU training gang whose node reports a GPU Xid
-#     error (the fault controller records it, replaces the pod, the job is whole again elsewhere); a
-#     low-priority filler
-#     preempted by a high-priority gang; then a gang too wide to start now (a reservation, a queue position),
-#     a job no node can take (unschedulable), and a second node losing a GPU, which the node budget holds.
+#     error (the fault controller records it, replaces the pod, the job is whole again elsewhere); a second
+#     node losing a GPU, which the node budget holds; the first node healing (--fault-avoid-seconds 0); a
+#     low-priority filler preempted by a high-priority gang; then a gang too wide to start now (a reservation,
+#     a queue position) and a job no node can take (unschedulable). At the end every bound pod is audited
+#     against its node (lib/placement_audit.py) and the bind guard must have refused nothing.
 #  3. Once every target has been scraped twice after the workload, every panel target and every template
 #     variable of every dashboard is queried (check_dashboards.py: variables -> .*, $__rate_interval -> 1m,
 #     $__range -> 10m) and must return at least one series. The table panel -> series count goes to stdout
@@ -169,6 +170,14 @@ train_whole_elsewhere() {
 }
 wait_until "train whole again off $fault_node" 90 train_whole_elsewhere || { dump; fail "train not whole again after the fault"; }
 note "fault on $fault_node: $(k get node "$fault_node" -o jsonpath='{.metadata.annotations.tephra\.io/fault}'); train whole again"
+# A second node loses a GPU within the budget window while the first is still faulted: --fault-max-node-fraction
+# (0.1, at least one node) holds it. (Once the first heals, the budget lets the controller act on it.)
+held_node=$(k get nodes -o name | sed 's|^node/||' | grep -vx "$fault_node" | head -n1)
+k annotate node "$held_node" tephra.io/sim-unhealthy-gpus=1 >/dev/null
+# The whole scrape first: `grep -q` stops reading early, and curl's failed write would fail the pipeline.
+fault_held() { local m; m=$(curl -fsS "http://127.0.0.1:$CTRL_METRICS/metrics") && grep -q '^tephra_fault_actions_held_total' <<<"$m"; }
+wait_until "the fault on $held_node held by the node budget" 60 fault_held || fail "no tephra_fault_actions_held_total after a second fault"
+note "second fault on $held_node held by the node budget"
 # The node heals and, with --fault-avoid-seconds 0, takes work again at once (issue 40: runs that healed it saw
 # a pod bound against its nodeSelector below; the bind guard and the placement audit at the end now check it).
 k annotate node "$fault_node" tephra.io/sim-conditions- >/dev/null
@@ -212,14 +221,6 @@ wait_until "stuck Unschedulable" 60 stuck_unschedulable || {
 note "wide: $(pg_message wide | tr '\n' ' ')"
 note "stuck: $(pg_message stuck | tr '\n' ' ')"
 wait_scheduler_cycles "$SCHED_METRICS" 3 30 || fail "the scheduler stopped cycling"
-
-# A second node loses a GPU within the budget window: --fault-max-node-fraction (0.1, at least one node) holds it.
-held_node=$(k get nodes -o name | sed 's|^node/||' | grep -vx "$fault_node" | head -n1)
-k annotate node "$held_node" tephra.io/sim-unhealthy-gpus=1 >/dev/null
-# The whole scrape first: `grep -q` stops reading early, and curl's failed write would fail the pipeline.
-fault_held() { local m; m=$(curl -fsS "http://127.0.0.1:$CTRL_METRICS/metrics") && grep -q '^tephra_fault_actions_held_total' <<<"$m"; }
-wait_until "the fault on $held_node held by the node budget" 60 fault_held || fail "no tephra_fault_actions_held_total after a second fault"
-note "second fault on $held_node held by the node budget"
 
 # ---------------------------------------------------------------------------------------- 3. the panels
 done_at=$(date +%s.%N)
