@@ -53,6 +53,10 @@ void RegisterScheduler(CLI::App& root, int* exit_code) {
   app->add_option("--listen-address", *listen, "host:port for /metrics (Volcano's name; default :8080)");
   app->add_option("--bind-workers", o->bind_workers, "Concurrent pods/binding requests (paced by --kube-api-qps)")
       ->check(CLI::PositiveNumber);
+  app->add_option("--bind-guard", o->bind_guard,
+                  "Check each bind decision's hard constraints (selector, affinity, taints, cordon, resources, devices, "
+                  "host ports, volumes) against the cache before posting it; a failing one is refused "
+                  "(tephra_scheduler_bind_refused_total)");
   app->add_option("--status-workers", o->status_workers,
                   "Concurrent PodGroup/Queue status and pod-condition writes (paced by --kube-api-qps)")
       ->check(CLI::PositiveNumber);

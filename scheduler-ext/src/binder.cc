@@ -30,6 +30,35 @@ std::vector<std::string> ApplyBindOutcome(sched::ClusterState& state, const Bind
   return {};
 }
 
+std::vector<RefusedBind> GuardBinds(sched::ClusterState& state, std::vector<sched::BindDecision>* binds) {
+  std::vector<RefusedBind> refused;
+  std::unordered_set<std::string> undone;
+  for (const auto& b : *binds) {
+    if (undone.count(b.task_uid)) continue;
+    const sched::TaskInfo* t = state.FindTask(b.task_uid);
+    // A task the state no longer holds on that node was superseded between the decision and now (nothing
+    // runs in between on the state thread, so this is a bug too): refuse it without a state change.
+    sched::PlacementCheck c;
+    if (!t || t->status != sched::TaskStatus::kBinding || t->node != b.node) {
+      c = {sched::kGuardSuperseded, "the scheduler's cache no longer has the pod binding to " + b.node};
+    } else {
+      c = sched::CheckPlacement(state, *t, b.node);
+    }
+    if (c.ok()) continue;
+    RefusedBind r{b, std::move(c), {}};
+    if (t && t->status == sched::TaskStatus::kBinding)
+      r.rolled_back = state.BindFailed(b.task_uid, "bind refused by the bind guard (" + r.check.reason + "): " + r.check.detail);
+    undone.insert(b.task_uid);
+    undone.insert(r.rolled_back.begin(), r.rolled_back.end());
+    refused.push_back(std::move(r));
+  }
+  if (!refused.empty())
+    binds->erase(std::remove_if(binds->begin(), binds->end(),
+                                [&](const sched::BindDecision& b) { return undone.count(b.task_uid) > 0; }),
+                 binds->end());
+  return refused;
+}
+
 Binder::Binder(kube::ClientPtr client, int workers, Callback on_done)
     : client_(std::move(client)), on_done_(std::move(on_done)) {
   workers = std::max(1, workers);

@@ -172,6 +172,7 @@ struct Metrics {
   metrics::Gauge* unschedule_jobs;
   metrics::Counter* bound;
   metrics::CounterFamily* bind_errors;
+  metrics::CounterFamily* bind_refused;
   metrics::Gauge* bound_rate;
   metrics::Counter* cycles;
   metrics::CounterFamily* conf_reloads;
@@ -233,6 +234,9 @@ struct Metrics {
     unschedule_jobs = r.AddGauge("volcano_unschedule_job_count", "Number of jobs could not be scheduled").With({});
     bound = r.AddCounter("tephra_scheduler_pods_bound_total", "Pods bound by this scheduler (201 or 409 already assigned)").With({});
     bind_errors = &r.AddCounter("tephra_scheduler_bind_errors_total", "Failed pods/binding calls", {"result"});
+    bind_refused = &r.AddCounter("tephra_scheduler_bind_refused_total",
+                                 "Bind decisions the bind guard refused: they broke a hard constraint of the pod (a scheduler bug)",
+                                 {"reason"});
     bound_rate = r.AddGauge("tephra_scheduler_pods_bound_per_second", "Pods bound per second over the last 10 s").With({});
     cycles = r.AddCounter("tephra_scheduler_cycles_total", "Scheduling cycles run").With({});
     conf_reloads = &r.AddCounter("tephra_scheduler_conf_reloads_total", "Scheduler configuration reloads", {"result"});
@@ -418,6 +422,7 @@ class SchedulerProcess::Impl {
   }
   void RegisterHandlers();
   void ExportEstimates();
+  void GuardAndReport(std::vector<sched::BindDecision>* binds);
   std::vector<kube::InformerBase*> Informers() const;  // every informer Start() created, started and synced alike
   void RunWithStateLocked(const std::function<void(sched::ClusterState&)>& fn) TEPHRA_REQUIRES(conv_mu_);
   void Loop();
@@ -976,6 +981,46 @@ void SchedulerProcess::Impl::ReloadConfIfChanged() {
   }
 }
 
+// The bind guard (docs/scheduler.md, "Bind guard"): decisions that break a hard constraint of their pod on
+// the node as the cache holds it now are not posted. Each refusal is a scheduler bug: it is counted by
+// reason, logged with the whole decision (pod, node, the pod's constraints, the node's spec), and told on the
+// pod and its PodGroup; the gang goes back to pending (GuardBinds) and its PodGroup shows BindFailed.
+void SchedulerProcess::Impl::GuardAndReport(std::vector<sched::BindDecision>* binds) {
+  const sched::ClusterState& st = core_->state();
+  for (auto& r : GuardBinds(core_->state(), binds)) {
+    m_.bind_refused->With({r.check.reason})->Inc();
+    if (!r.rolled_back.empty()) binder_->Drop(r.rolled_back);
+    const auto& d = r.decision;
+    std::string selector, taints, labels;
+    if (const sched::TaskInfo* t = st.FindTask(d.task_uid)) {
+      for (const auto& [k, v] : t->node_selector) selector += (selector.empty() ? "" : ",") + k + "=" + v;
+      for (const auto& tol : t->tolerations) taints += (taints.empty() ? "" : ",") + tol.key + (tol.op_exists ? "" : "=" + tol.value);
+    }
+    if (const sched::NodeInfo* n = st.FindNode(d.node)) {
+      for (const auto& [k, v] : n->labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+      labels += n->unschedulable ? " (unschedulable)" : "";
+      for (const auto& t : n->taints) labels += " taint " + t.key + "=" + t.value;
+    }
+    log::Error("bind refused: the decision breaks a hard constraint of the pod")
+        .Kv("pod", PodKeyEvent(d.ns, d.name))
+        .Kv("uid", d.task_uid)
+        .Kv("job", d.job)
+        .Kv("node", d.node)
+        .Kv("reason", r.check.reason)
+        .Kv("detail", r.check.detail)
+        .Kv("node_selector", selector)
+        .Kv("tolerations", taints)
+        .Kv("node_spec", labels)
+        .Kv("cards", d.cards.size())
+        .Kv("rolled_back", r.rolled_back.size());
+    const std::string msg = "bind of " + d.ns + "/" + d.name + " to " + d.node + " refused (" + r.check.reason +
+                            "): " + r.check.detail + "; the pod goes back to pending";
+    writer_->Event({"Pod", d.ns, d.name, d.task_uid, "Warning", "BindRefused", msg});
+    if (const sched::JobInfo* j = st.FindJob(d.job); j && !j->implicit)
+      writer_->Event({"PodGroup", j->ns, j->name, "", "Warning", "BindRefused", msg});
+  }
+}
+
 // The start estimates as gauges: every waiting gang with a time, and nothing for gangs that started or left.
 void SchedulerProcess::Impl::ExportEstimates() {
   std::set<std::vector<std::string>> live;
@@ -1118,6 +1163,7 @@ void SchedulerProcess::Impl::RunOneCycle() {
     if (victims > 0) m_.preempt_victims->Set(victims);
   }
   m_.preempt_attempts->Inc(static_cast<double>(res.metrics.victim_searches));
+  if (o_.bind_guard) GuardAndReport(&res.binds);
   const size_t nbinds = res.binds.size();
   binder_->Submit(std::move(res.binds));
   // Volcano evicts by deleting the victim (Evict events on the pod and its PodGroup); the pool deletes them

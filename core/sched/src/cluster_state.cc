@@ -320,6 +320,10 @@ void ClusterState::Transition(TaskInfo& t, TaskStatus to, const std::string& nod
     t.node = node;
     if (!node.empty()) tasks_by_node_[node].insert(&t);
   }
+  // A task taken off every node holds no cards: its old node gave them back in Account(-1) above, and ids
+  // kept past that would travel to its next node (Statement::Allocate only chooses cards for a task that
+  // has none), which does not have them. A failed bind is such a move (BindFailed); so is an undone one.
+  if (node.empty()) t.cards.clear();
   t.status = to;
   Account(t, +1);
   IndexPlaced(t, true);

@@ -120,7 +120,10 @@ void Scheduler::ReleaseStuckGangs(Session& ssn) {
     const JobInfo& j = *jp;
     const std::string& key = j.key;
     if (j.min_member <= 0) continue;
-    int ready = j.ReadyCount();
+    // Gang's own rule (docs/scheduler.md, gang plugin): pending best-effort pods count as ready, since backfill
+    // places them one at a time. Without them here, a best-effort gang that backfill had just started was
+    // "partial", and its pods were evicted in the cycle that bound them (found by sched_invariant_test).
+    int ready = j.ReadyCount() + j.pending_best_effort;
     // "Whole" means confirmed by the API (Bound/Running/Succeeded), not merely assumed (Binding).
     int confirmed = j.Count(TaskStatus::kBound) + j.Count(TaskStatus::kRunning) + j.Count(TaskStatus::kSucceeded);
     if (confirmed >= j.min_member) j.sched.ever_ready = true;

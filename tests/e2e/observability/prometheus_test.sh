@@ -11,7 +11,11 @@
 #     error (the fault controller records it, replaces the pod, the job is whole again elsewhere); a
 #     low-priority filler
 #     preempted by a high-priority gang; then a gang too wide to start now (a reservation, a queue position),
-#     a job no node can take (unschedulable), and a second node losing a GPU, which the node budget holds.
+#     a job no node can take (unschedulable), and a second node losing a GPU, which the node budget holds. At
+#     the end every bound pod is audited against its node (lib/placement_audit.py) and the bind guard must have
+#     refused nothing (issue 40). The faulted node is not healed: with a heal (--fault-avoid-seconds 0) the
+#     budget no longer holds the second fault, and the filler leaves room for the urgent gang without
+#     preemption, so the eviction panels stay empty.
 #  3. Once every target has been scraped twice after the workload, every panel target and every template
 #     variable of every dashboard is queried (check_dashboards.py: variables -> .*, $__rate_interval -> 1m,
 #     $__range -> 10m) and must return at least one series. The table panel -> series count goes to stdout
@@ -226,4 +230,15 @@ mkdir -p "$LOGS/dashboards"
 cp "$WORK/prometheus/prometheus.yml" "$LOGS/dashboards/"
 python3 "$HERE/check_dashboards.py" --prometheus "$PROM_URL" --dashboards "$TEPHRA_SOURCE_DIR/charts/tephra/dashboards" \
   --source "$TEPHRA_SOURCE_DIR" --out "$LOGS/dashboards" || fail "dashboards with empty panels (table: $LOGS/dashboards/dashboards.tsv)"
+
+# Safety (issue 40): every live bound pod satisfies its node's hard constraints on the real control plane, and
+# the scheduler's bind guard refused nothing (a refusal is a scheduler bug: the guard's log line and the
+# BindRefused Events say which rule and node).
+k get nodes,pods -A -o json >"$LOGS/placement.json" || fail "could not list nodes and pods"
+# The held node lost a GPU on purpose after its pods were bound (the budget keeps them there).
+python3 "$TEPHRA_SOURCE_DIR/tests/e2e/lib/placement_audit.py" --ignore-resource "nvidia.com/gpu@$held_node" "$LOGS/placement.json" || fail "placement audit failed ($LOGS/placement.json)"
+sched_scrape=$(curl -fsS "http://127.0.0.1:$SCHED_METRICS/metrics") || fail "scheduler /metrics not readable"
+refused=$(awk '/^tephra_scheduler_bind_refused_total/ {s += $NF} END {print s + 0}' <<<"$sched_scrape")
+[ "$refused" = 0 ] || fail "the bind guard refused $refused bind(s): $(grep '^tephra_scheduler_bind_refused_total' <<<"$sched_scrape" | tr '\n' ' '); see $LOGS/scheduler.log"
+note "placement audit clean; tephra_scheduler_bind_refused_total 0"
 echo "prometheus_test: every dashboard query returned data"

@@ -313,6 +313,10 @@ class Allocator {
     ssn_.AddPluginTime("nodeorder+binpack(score)", ssn_.NowUs() - t0);
   }
 
+  // Kept apart from last_reasons_ (filled once, by the first failing task's Explain) and added to it when the
+  // job's message is written.
+  void NoteRefusal(const Status& s) { ++refusals_["node(s) passed the predicates but could not take the pod: " + s.message()]; }
+
   // Failure histogram for a task that found no node within `allowed`.
   std::map<std::string, int> Explain(const TaskInfo& t, const std::vector<char>* allowed) {
     const auto& sc = StaticFor(t);
@@ -387,6 +391,7 @@ class Allocator {
         if (Status s = pipelined ? stmt.Pipeline(t->uid, st_.NodeAt(placed_slot).name)
                                  : AllocateOn(stmt, *t, placed_slot);
             !s.ok()) {
+          NoteRefusal(s);
           unplaced.push_back(t);
           continue;
         }
@@ -442,6 +447,9 @@ class Allocator {
       const std::string& node = st_.NodeAt(placed_slot).name;
       Status s = pipelined ? stmt.Pipeline(t->uid, node) : AllocateOn(stmt, *t, placed_slot);
       if (!s.ok()) {
+        // The node passed every check and the statement still refused it (cards the ring rule or shares
+        // cannot give, a volume taken): say so, or the gang's reason names every node but the one it tried.
+        NoteRefusal(s);
         unplaced.push_back(t);
         continue;
       }
@@ -650,6 +658,7 @@ class Allocator {
     queue_full_ = false;
     queue_refusal_ = {};
     last_reasons_.clear();
+    refusals_.clear();
     auto& m = ssn_.result().metrics;
     // Retry of a gang that failed before: if the whole cluster's future-idle cannot hold the gang's
     // missing minimum (lower bound: per-dimension smallest request x missing tasks), or its queue refuses
@@ -753,6 +762,7 @@ class Allocator {
     }
     bool pipelined = !stmt.empty() && ssn_.JobPipelined(job);
     int unsched = static_cast<int>(unplaced.size());
+    for (const auto& [r, n] : refusals_) last_reasons_[r] += n;
     std::string msg = !topo_error.empty()       ? topo_error
                       : !sub_group_error_.empty() ? sub_group_error_
                                                   : FormatReasons(last_reasons_);
@@ -1050,6 +1060,7 @@ class Allocator {
   std::string sub_group_error_;  // the first sub-group no HyperNode could hold (this job)
   Refusal queue_refusal_;  // why the queue refused this job's first refused pod
   std::map<std::string, int> last_reasons_;
+  std::map<std::string, int> refusals_;  // placements the statement refused (NoteRefusal), this job
   std::map<std::string, ValidateResult> invalid_;
 
  public:

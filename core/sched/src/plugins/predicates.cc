@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "plugins.h"
+#include "tephra/sched/guard.h"
 
 namespace tephra::sched::plugins {
 
@@ -190,7 +191,8 @@ class PredicatesPlugin final : public Plugin {
     return Fit::Yes();
   }
 
- private:
+ public:
+  // The static helpers below are also what CheckPlacement (guard.h) reads: one copy of each rule.
   // kube-scheduler's VolumeBinding for claims that exist: each claim must be there and not being deleted; an
   // unbound claim of a class that binds at once (Immediate, or no class) waits for the volume controller,
   // so no node fits yet; a bound claim's volume must be usable from the node (its required node affinity).
@@ -320,9 +322,10 @@ class PredicatesPlugin final : public Plugin {
 
   // NodePorts: every host port the pod wants must not conflict with one held by a task that occupies the
   // node or is pipelined onto it (kube-scheduler's NodeInfo holds terminating pods and their ports too).
-  static bool PortsFree(const Session& ssn, const TaskInfo& t, const NodeInfo& n) {
+  static bool PortsFree(const Session& ssn, const TaskInfo& t, const NodeInfo& n) { return PortsFree(ssn.state(), t, n); }
+  static bool PortsFree(const ClusterState& st, const TaskInfo& t, const NodeInfo& n) {
     bool free = true;
-    ssn.state().ForEachTaskOnNode(n.name, [&](const TaskInfo& other) {
+    st.ForEachTaskOnNode(n.name, [&](const TaskInfo& other) {
       if (!free || other.host_ports.empty() || other.uid == t.uid) return;
       if (!OnNodeForScheduling(other.status)) return;
       for (const auto& want : t.host_ports)
@@ -332,6 +335,7 @@ class PredicatesPlugin final : public Plugin {
     return free;
   }
 
+ private:
   // For one pending pod, the domains (topology values) that the filter asks about, with the number of placed
   // pods that put each domain there. Computed with one walk over the placed pods and kept by a
   // PlacedPodsMemo (plugins.h): reused for every node, carried across one placement.
@@ -498,3 +502,89 @@ class PredicatesPlugin final : public Plugin {
 Made NewPredicates(const PluginOption& o) { return Make<PredicatesPlugin>(o); }
 
 }  // namespace tephra::sched::plugins
+
+namespace tephra::sched {
+
+namespace {
+
+// The whole cards, or the shares, `t` holds on `n`: each one named, healthy, and not held beyond what the card
+// gives (one owner, or max_sharers sharers within its memory and compute). ClusterState keeps the holds.
+std::string CardProblem(const TaskInfo& t, const NodeInfo& n) {
+  if (t.devices.empty() || n.devices.cards.empty()) return {};
+  const size_t want = static_cast<size_t>(t.devices.whole > 0 ? t.devices.whole : t.devices.shared);
+  if (t.cards.size() != want)
+    return "holds " + std::to_string(t.cards.size()) + " card(s), asks for " + std::to_string(want);
+  for (const auto& id : t.cards) {
+    const int p = n.devices.FindCard(id);
+    if (p < 0) return "card " + id + " is not on the node";
+    const Card& c = n.devices.cards[static_cast<size_t>(p)];
+    if (!c.Healthy()) return "card " + id + " is not healthy";
+    if (t.devices.whole > 0 && (c.owners > 1 || c.sharers > 0))
+      return "card " + id + " has " + std::to_string(c.owners) + " owner(s) and " + std::to_string(c.sharers) + " sharer(s)";
+    if (t.devices.shared > 0) {
+      if (c.owners > 0 || c.sharers > c.max_sharers)
+        return "card " + id + " has " + std::to_string(c.sharers) + " sharer(s) of " + std::to_string(c.max_sharers) +
+               " and " + std::to_string(c.owners) + " owner(s)";
+      if (c.memory > 0 && c.used_memory > c.memory)
+        return "card " + id + " has " + std::to_string(c.used_memory) + " MiB of " + std::to_string(c.memory) + " MiB held";
+      if (c.used_cores > 1000) return "card " + id + " has " + std::to_string(c.used_cores) + "/1000 of its compute held";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+PlacementCheck CheckPlacement(const ClusterState& st, const TaskInfo& t, const std::string& node_name) {
+  using plugins::PredicatesPlugin;
+  const NodeInfo* np = st.FindNode(node_name);
+  if (!np) return {kGuardNodeGone, "node " + node_name + " is not in the scheduler's cache"};
+  const NodeInfo& n = *np;
+  if (!n.ready) return {kGuardNotReady, "node " + n.name + " is not Ready"};
+  if (n.unschedulable && !plugins::ToleratesCordon(t))
+    return {kGuardCordoned, "node " + n.name + " is unschedulable (cordoned or avoided after a fault)"};
+  if (!plugins::MatchesNodeSelectorAndAffinity(t, n)) {
+    std::string d = "node " + n.name + " does not match the pod's";
+    for (const auto& [k, v] : t.node_selector) {
+      auto it = n.labels.find(k);
+      if (it == n.labels.end() || it->second != v)
+        return {kGuardSelector, d + " nodeSelector " + k + "=" + v + " (node has " +
+                                    (it == n.labels.end() ? "no such label" : k + "=" + it->second) + ")"};
+    }
+    return {kGuardSelector, d + " required node affinity"};
+  }
+  if (const Taint* taint = plugins::UntoleratedTaint(t, n))
+    return {kGuardTaint, "node " + n.name + " has taint " + taint->key + "=" + taint->value + ":" +
+                             (taint->effect == TaintEffect::kNoExecute ? "NoExecute" : "NoSchedule") +
+                             " that the pod does not tolerate"};
+  // The task is counted in `used`: every dimension it asks for must still be within the node's allocatable.
+  for (int d = 0; d < kMaxResources; ++d) {
+    if (t.request.Get(d) <= 0 || n.used.Get(d) <= n.allocatable.Get(d)) continue;
+    const std::string& name = d < st.resources().size() ? st.resources().Name(d) : std::to_string(d);
+    return {kGuardResources, "node " + n.name + " has " + std::to_string(n.used.Get(d)) + " of " + name +
+                                 " held against " + std::to_string(n.allocatable.Get(d)) + " allocatable"};
+  }
+  if (std::string p = CardProblem(t, n); !p.empty()) return {kGuardDevices, "node " + n.name + ": " + p};
+  if (!t.host_ports.empty() && n.host_port_tasks > 0 && !PredicatesPlugin::PortsFree(st, t, n))
+    return {kGuardHostPorts, "node " + n.name + " has a pod holding one of the pod's host ports"};
+  if (!t.claims.empty()) {
+    // A claim bound since the decision names its volume; one still waiting for its first consumer was
+    // checked (and its volume set aside) when the decision was made.
+    Fit f = PredicatesPlugin::VolumeZoneFit(st, t, n);
+    if (f.ok()) {
+      for (const auto& name : t.claims) {
+        const ClaimInfo* c = st.FindClaim(t.ns + "/" + name);
+        if (!c || c->volume.empty()) continue;
+        const VolumeInfo* v = st.FindVolume(c->volume);
+        if (v && !v->UsableFrom(n.labels, n.name)) {
+          f = Fit::No("node(s) had volume node affinity conflict");
+          break;
+        }
+      }
+    }
+    if (!f.ok()) return {kGuardVolumes, "node " + n.name + ": " + f.Text()};
+  }
+  return {};
+}
+
+}  // namespace tephra::sched

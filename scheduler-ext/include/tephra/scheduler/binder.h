@@ -21,6 +21,7 @@
 #include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/sched/cluster_state.h"
+#include "tephra/sched/guard.h"
 #include "tephra/sched/result.h"
 
 namespace tephra::scheduler {
@@ -47,6 +48,18 @@ BindResult ClassifyBind(const core::Status& s);
 // nodeName then supersedes the assumption, per ClusterState's contract), kFailed -> BindFailed (which
 // rolls back the gang's other still-binding tasks). Returns the uids rolled back (empty unless kFailed).
 std::vector<std::string> ApplyBindOutcome(sched::ClusterState& state, const BindOutcome& o);
+
+// The bind guard (docs/scheduler.md, "Bind guard"), run on the state thread just before a cycle's decisions go
+// to the binder: each decision is checked against the state as it is at that moment (sched::CheckPlacement).
+// A failing one is refused: state.BindFailed puts it, and the other still-binding tasks of its gang, back to
+// pending (the gang is never bound in part), and they are removed from *binds. Returns the refusals in order;
+// `rolled_back` lists the uids BindFailed undid (the caller drops those already queued in the binder).
+struct RefusedBind {
+  sched::BindDecision decision;
+  sched::PlacementCheck check;
+  std::vector<std::string> rolled_back;
+};
+std::vector<RefusedBind> GuardBinds(sched::ClusterState& state, std::vector<sched::BindDecision>* binds);
 
 class Binder {
  public:

@@ -78,6 +78,10 @@ struct SchedulerOptions {
   // Binds are latency-bound (one RPC each, ~50 ms on a busy API server): 64 in flight let a 128-pod gang bind
   // in a few hundred ms when the QPS limit allows; measured in bench/RESULTS.md (16 -> 64: p50 600 -> ~400 ms).
   int bind_workers = 64;
+  // --bind-guard: before a Binding is posted, the pod's hard constraints are checked once more against the
+  // node as the cache holds it (sched::CheckPlacement); a failing decision is refused, never posted
+  // (docs/scheduler.md, "Bind guard"). On by default: a refusal is a scheduler bug made visible, not a cost.
+  bool bind_guard = true;
   // PodGroup/Queue status and pod-condition writes in flight (the StatusWriter's pool). A vcjob's pods are
   // created only after its PodGroup is written Inqueue, so with one writer small jobs were paced by one
   // round trip at a time (bench/RESULTS.md, issue 12).
