@@ -64,6 +64,15 @@ finish() {
   local rc=$?
   trap - EXIT INT TERM
   bash "$HERE/cluster.sh" down "$DIR" 2>/dev/null || true
+  # Every scenario is also a safety test (issue 40): a bind the scheduler's guard refused is a scheduler bug,
+  # whatever the scenario itself checked. The guard logs each refusal with its whole decision.
+  local refused
+  refused=$(grep -rl 'bind refused: the decision breaks a hard constraint' "$DIR/logs" 2>/dev/null || true)
+  if [ -n "$refused" ]; then
+    echo "run-with-cluster: the bind guard refused a bind (a scheduler bug); see:" >&2
+    grep -rh 'bind refused: the decision breaks a hard constraint' "$DIR/logs" | head -n 5 >&2
+    [ "$rc" -ne 0 ] || rc=1
+  fi
   if [ -n "$SHARED" ]; then
     if ! scenario_reset "$SHARED" >"$DIR/logs/reset-after.log" 2>&1; then
       cat "$DIR/logs/reset-after.log" >&2

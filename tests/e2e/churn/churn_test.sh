@@ -9,4 +9,8 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
-exec python3 -u "$HERE/churn.py" "$@"
+python3 -u "$HERE/churn.py" "$@"
+# Safety after all that churn (issue 40): every pod still bound satisfies its node's hard constraints.
+LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
+"$KUBECTL" --request-timeout 60s get nodes,pods -A -o json >"$LOGS/placement.json"
+python3 "$TEPHRA_SOURCE_DIR/tests/e2e/lib/placement_audit.py" "$LOGS/placement.json"
