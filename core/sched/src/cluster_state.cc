@@ -366,9 +366,11 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
                  (!OccupiesNode(incoming.status) || incoming.node != old.node ||
                   incoming.status == TaskStatus::kReleasing || !incoming.request.LessEqual(old.request));
     const bool old_occupied = OccupiesNode(old.status);
+    // A pod losing its volcano.sh/preemptable: "false" mark is a new possible victim.
+    const bool became_preemptable = incoming.preemptable && !old.preemptable;
     RemovePod(in.uid);  // destroys `old`
     if (!frees) --capacity_epoch_;  // RemovePod bumped it; this update frees nothing
-    if (OccupiesNode(incoming.status) && !old_occupied) BumpVictims();
+    if ((OccupiesNode(incoming.status) && !old_occupied) || became_preemptable) BumpVictims();
   }
   incoming.shape = InternShape(incoming);
   auto owned = std::make_unique<TaskInfo>(std::move(incoming));

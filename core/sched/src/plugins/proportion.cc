@@ -20,10 +20,11 @@ class ProportionPlugin final : public Plugin {
     return kHookQueueOrder | kHookOverused | kHookAllocatable | kHookJobEnqueueable | kHookReclaimable;
   }
 
-  // Reclaim takes only a queue's surplus: a victim may go when its (reclaimable) queue keeps at least its
-  // deserved share on every dimension the victim uses. Volcano checks "still above deserved" before
-  // subtracting, which lets the last eviction push the victim queue below deserved and reclaim back;
-  // checking after subtracting cannot oscillate.
+  // Reclaim takes only a queue's surplus: a victim may go when its (reclaimable) queue, after losing it, still
+  // holds at least its deserved share on some dimension it uses (its dominant one). Volcano asks whether the
+  // queue is above deserved before subtracting, which lets the last eviction push the queue below deserved
+  // and reclaim back; checking after subtracting cannot oscillate. (The reclaim action applies the same
+  // guard to whatever tier answers.)
   std::optional<std::vector<const TaskInfo*>> Reclaimable(const Session& ssn, const TaskInfo&,
                                                           const std::vector<const TaskInfo*>& c) const override {
     std::map<std::string, Resource> alloc;
@@ -36,10 +37,10 @@ class ProportionPlugin final : public Plugin {
       if (!vq || !vq->reclaimable || at == attrs_.end()) continue;
       auto it = alloc.try_emplace(vj->queue, vq->allocated).first;
       Resource after = it->second - t->request;
-      bool keeps = true;
-      for (int i = 0; i < kMaxResources; ++i) {
-        if (i == kPods || t->request.Get(i) <= 0) continue;
-        if (after.Get(i) < at->second.deserved.Get(i)) { keeps = false; break; }
+      bool keeps = false;
+      for (int i = 0; i < kMaxResources && !keeps; ++i) {
+        if (i == kPods || after.Get(i) <= 0) continue;
+        keeps = after.Get(i) >= at->second.deserved.Get(i);
       }
       if (!keeps) continue;
       it->second = after;
