@@ -76,7 +76,9 @@ env_of() {  # env_of <pod> <var>
 # JOB_TEST_PART=restart runs only scenario 4 (registered separately as e2e_controller_job_restart).
 if [ "${JOB_TEST_PART:-main}" = main ]; then
 # ------------------------------------------------------------------------------------------------ 1. MPI
-vcjob mpi 3 0 3 '{mpi: ["--master=master", "--worker=worker", "--port=22"], svc: [], ssh: []}' '[]' master=1 worker=2 |
+# Its pods run 12 s: the plugin objects checked below go when the job completes, which 3 s pods on a loaded
+# machine did before the last read.
+vcjob mpi 12 0 3 '{mpi: ["--master=master", "--worker=worker", "--port=22"], svc: [], ssh: []}' '[]' master=1 worker=2 |
   k apply -f - >/dev/null
 wait_until "mpi pods" 90 bash -c "[ \$($KUBECTL get pods -n $NS -l volcano.sh/job-name=mpi -o name | wc -l) -eq 3 ]" ||
   { dump mpi; fail "mpi job pods not created"; }
