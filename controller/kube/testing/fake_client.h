@@ -1,30 +1,22 @@
-// An in-memory kube::Client for unit tests: a tiny API server without HTTP.
-//
-// What it models: objects stored as JSON by (group/plural, namespace, name); one global resourceVersion
-// counter (like etcd) bumped on every write; uid/creationTimestamp/generation on create, generateName;
-// 409 AlreadyExists on create; resourceVersion preconditions on Update (409 -> kAborted, reason Conflict);
-// the status subresource (Update without subresource keeps the stored status, "status" only replaces it);
-// merge and JSON patches (strategic merge is approximated by a merge patch); finalizers (Delete marks
-// deletionTimestamp, the object goes away when the last finalizer is removed); Bind sets spec.nodeName
-// (409 if already bound); Evict deletes the pod; List with label selectors (equality, !=, exists) and
-// limit/continue paging; Watch replays history after the given resourceVersion, sends synthetic ADDED
-// events for RV "" and streams live events until the handler returns false, CloseWatches() is called (OK) or
-// ListOptions::canceller is cancelled (kCancelled);
-// Compact() makes older resourceVersions answer 410 Gone.
-// Tests can inject failures per call and inspect the recorded calls.
+// An in-memory kube::Client for unit tests: the kube::Client front of the one fake API store (api_store.h,
+// which holds every API server semantic the fakes model). This front adds what only a client has: per-call
+// failure injection and a record of the calls, a raw handler, and watch streams that end when the handler
+// returns false, CloseWatches() is called (OK) or ListOptions::canceller is cancelled (kCancelled).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "tephra/core/clock.h"
 #include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
+#include "testing/api_store.h"
 
 namespace tephra::kube::testing {
 
@@ -41,6 +33,8 @@ class FakeClient final : public Client {
  public:
   // `clock` stamps creationTimestamp/deletionTimestamp; nullptr = RealClock.
   explicit FakeClient(const core::Clock* clock = nullptr);
+  // A front over a store another front (the HTTP fake API server) may share.
+  explicit FakeClient(std::shared_ptr<ApiStore> store);
   ~FakeClient() override;
 
   StatusOr<json> Get(const ResourceInfo& r, const std::string& ns, const std::string& name,
@@ -82,50 +76,23 @@ class FakeClient final : public Client {
   int64_t CurrentResourceVersion() const TEPHRA_EXCLUDES(mu_);
   // Stores an object as-is (no hooks, no failure injection) - for seeding; still bumps RV and notifies.
   json Seed(const ResourceInfo& r, const json& obj) TEPHRA_EXCLUDES(mu_);
+  ApiStore& store() { return *store_; }
 
  private:
-  struct StoredEvent {
-    int64_t rv;
-    std::string resource;
-    std::string ns;
-    WatchEvent::Type type;
-    json object;
-    // For kModified: the object before the write. A watch with a selector turns a write that moves an object
-    // out of (into) its selection into kDeleted (kAdded), as the API server's watch cache does.
-    std::optional<json> before;
-  };
-  using ObjKey = std::tuple<std::string, std::string, std::string>;  // resource, ns, name
-
   // Records the action under mu_, then calls the injector without it (the injector may call this client).
   std::optional<Status> Inject(const Action& a) TEPHRA_EXCLUDES(mu_);
-  json CreateLocked(const std::string& res, const ResourceInfo& r, const std::string& ns, json obj)
-      TEPHRA_REQUIRES(mu_);
-  void EmitLocked(const std::string& res, const std::string& ns, WatchEvent::Type t, const json& obj,
-                  const json* before = nullptr) TEPHRA_REQUIRES(mu_);
-  Status DeleteLocked(const std::string& res, const std::string& sns, const std::string& name,
-                      const DeleteOptions& opts) TEPHRA_REQUIRES(mu_);
-  json StoreUpdateLocked(const ObjKey& k, json obj, const json& old) TEPHRA_REQUIRES(mu_);
-  std::string NowRfc3339() const;
 
-  const core::Clock& clock_;
+  std::shared_ptr<ApiStore> store_;
   mutable core::Mutex mu_;
-  core::CondVar cv_;  // watches wait on it for events, CloseWatches or cancellation; the destructor for watches to end
-  std::map<ObjKey, json> objects_ TEPHRA_GUARDED_BY(mu_);
-  std::vector<StoredEvent> history_ TEPHRA_GUARDED_BY(mu_);
-  int64_t rv_ TEPHRA_GUARDED_BY(mu_) = 0;
-  int64_t compacted_rv_ TEPHRA_GUARDED_BY(mu_) = 0;
-  int64_t uid_counter_ TEPHRA_GUARDED_BY(mu_) = 0;
-  uint64_t close_epoch_ TEPHRA_GUARDED_BY(mu_) = 0;
+  core::CondVar cv_;  // the destructor waits on it for watches to end
+  std::atomic<uint64_t> close_epoch_{0};
+  std::atomic<bool> destroying_{false};
   int active_watches_ TEPHRA_GUARDED_BY(mu_) = 0;
-  bool destroying_ TEPHRA_GUARDED_BY(mu_) = false;
   std::vector<Action> actions_ TEPHRA_GUARDED_BY(mu_);
   // Both callbacks are copied out under mu_ and called without it.
   std::function<std::optional<Status>(const Action&)> injector_ TEPHRA_GUARDED_BY(mu_);
   std::function<StatusOr<json>(const std::string&, const std::string&, const json*)> raw_handler_
       TEPHRA_GUARDED_BY(mu_);
 };
-
-// "plural" for core resources, "plural.group" otherwise.
-std::string ResourceName(const ResourceInfo& r);
 
 }  // namespace tephra::kube::testing

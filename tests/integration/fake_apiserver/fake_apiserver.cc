@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <sstream>
+#include <vector>
 
 namespace tephra::fakeapi {
 
@@ -58,7 +60,9 @@ const char* Reason(int code) {
     case 400: return "Bad Request";
     case 404: return "Not Found";
     case 409: return "Conflict";
+    case 405: return "Method Not Allowed";
     case 410: return "Gone";
+    case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Entity";
     case 429: return "Too Many Requests";
     case 500: return "Internal Server Error";
@@ -84,20 +88,52 @@ std::string Chunk(const std::string& data) {
   return o.str();
 }
 
-bool MatchLabels(const json& obj, const std::string& selector) {
-  if (selector.empty()) return true;
-  std::stringstream ss(selector);
-  std::string term;
-  while (std::getline(ss, term, ',')) {
-    auto eq = term.find('=');
-    if (eq == std::string::npos) return false;
-    std::string k = term.substr(0, eq), v = term.substr(eq + 1);
-    if (!v.empty() && v[0] == '=') v = v.substr(1);
-    const json* labels = nullptr;
-    if (obj.contains("metadata") && obj["metadata"].contains("labels")) labels = &obj["metadata"]["labels"];
-    if (!labels || !labels->contains(k) || (*labels)[k] != v) return false;
+// A collection path ("/api/v1/pods", "/apis/example.com/v1/widgets") as the store names resources. The strings
+// outlive the ResourceInfo views taken from them.
+struct Collection {
+  std::string group, version, plural;
+  kube::ResourceInfo Info(bool namespaced) const { return {group, version, "", plural, namespaced}; }
+};
+
+Collection ParseCollection(const std::string& path) {
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  std::string p;
+  while (std::getline(ss, p, '/'))
+    if (!p.empty()) parts.push_back(p);
+  if (parts.size() == 3 && parts[0] == "api") return {"", parts[1], parts[2]};
+  if (parts.size() == 4 && parts[0] == "apis") return {parts[1], parts[2], parts[3]};
+  std::abort();  // a test passed a path that is not a collection
+}
+
+std::string ErrorResponse(const core::Status& s) {
+  int code = s.http_status() ? s.http_status() : 500;
+  return Response(code, StatusBody(code, s.reason(), s.message()).dump());
+}
+
+const char* EventType(kube::WatchEvent::Type t) {
+  switch (t) {
+    case kube::WatchEvent::Type::kAdded: return "ADDED";
+    case kube::WatchEvent::Type::kModified: return "MODIFIED";
+    case kube::WatchEvent::Type::kDeleted: return "DELETED";
+    case kube::WatchEvent::Type::kBookmark: return "BOOKMARK";
+    case kube::WatchEvent::Type::kError: return "ERROR";
   }
-  return true;
+  return "ERROR";
+}
+
+kube::DeleteOptions ParseDeleteOptions(const json& body) {
+  kube::DeleteOptions o;
+  if (!body.is_object()) return o;
+  o.propagation_policy = body.value("propagationPolicy", "");
+  if (body.contains("gracePeriodSeconds") && body["gracePeriodSeconds"].is_number_integer())
+    o.grace_period_seconds = body["gracePeriodSeconds"].get<int64_t>();
+  if (auto p = body.find("preconditions"); p != body.end() && p->is_object()) {
+    if (p->contains("uid") && (*p)["uid"].is_string()) o.precondition_uid = (*p)["uid"].get<std::string>();
+    if (p->contains("resourceVersion") && (*p)["resourceVersion"].is_string())
+      o.precondition_resource_version = (*p)["resourceVersion"].get<std::string>();
+  }
+  return o;
 }
 
 }  // namespace
@@ -109,10 +145,12 @@ struct FakeApiServer::Request {
   std::map<std::string, std::string> headers;
   std::string body;
   // Parsed resource path.
-  std::string collection, ns, name, sub, plural, verb;
+  std::string group, version, ns, name, sub, plural, verb;
+  kube::ResourceInfo Info() const { return {group, version, "", plural, !ns.empty()}; }
 };
 
-FakeApiServer::FakeApiServer() = default;
+FakeApiServer::FakeApiServer() : FakeApiServer(std::make_shared<kube::testing::ApiStore>()) {}
+FakeApiServer::FakeApiServer(std::shared_ptr<kube::testing::ApiStore> store) : store_(std::move(store)) {}
 FakeApiServer::~FakeApiServer() { Stop(); }
 
 void FakeApiServer::Start() {
@@ -134,7 +172,7 @@ void FakeApiServer::Start() {
 void FakeApiServer::Stop() {
   if (stopping_.exchange(true)) return;
   if (listen_fd_ >= 0) ::shutdown(listen_fd_, SHUT_RDWR);
-  cv_.notify_all();
+  store_->Wake();
   if (accept_thread_.joinable()) accept_thread_.join();
   if (listen_fd_ >= 0) ::close(listen_fd_);
   std::vector<std::thread> threads;
@@ -143,7 +181,7 @@ void FakeApiServer::Stop() {
     for (int fd : conn_fds_) ::shutdown(fd, SHUT_RDWR);
     threads = std::move(conn_threads_);
   }
-  cv_.notify_all();
+  store_->Wake();
   for (auto& t : threads) t.join();
 }
 
@@ -240,19 +278,20 @@ void FakeApiServer::Handle(int fd, Request& req) {
       if (!p.empty()) parts.push_back(p);
   }
   size_t i = 0;
-  std::string prefix;
   if (parts.size() >= 2 && parts[0] == "api") {
-    prefix = "/api/" + parts[1];
+    req.version = parts[1];
     i = 2;
   } else if (parts.size() >= 3 && parts[0] == "apis") {
-    prefix = "/apis/" + parts[1] + "/" + parts[2];
+    req.group = parts[1];
+    req.version = parts[2];
     i = 3;
   } else {
     SendAll(fd, Response(404, StatusBody(404, "NotFound", "no such path " + req.path).dump()));
     return;
   }
   std::vector<std::string> rest(parts.begin() + static_cast<long>(i), parts.end());
-  if (rest.size() >= 3 && rest[0] == "namespaces") {
+  // "namespaces/x/<plural>/..." is a namespaced path; "namespaces/x" and "namespaces/x/status" name a Namespace.
+  if (rest.size() >= 3 && rest[0] == "namespaces" && !(rest.size() == 3 && (rest[2] == "status" || rest[2] == "finalize"))) {
     req.ns = rest[1];
     rest.erase(rest.begin(), rest.begin() + 2);
   }
@@ -261,7 +300,6 @@ void FakeApiServer::Handle(int fd, Request& req) {
     return;
   }
   req.plural = rest[0];
-  req.collection = prefix + "/" + rest[0];
   if (rest.size() > 1) req.name = rest[1];
   if (rest.size() > 2) req.sub = rest[2];
   bool watch = req.query.count("watch") && req.query["watch"] == "true";
@@ -307,6 +345,10 @@ void FakeApiServer::Handle(int fd, Request& req) {
     return;
   }
   auto parse_body = [&](json* out) {
+    if (req.body.empty()) {
+      *out = json::object();
+      return true;
+    }
     try {
       *out = json::parse(req.body);
       return true;
@@ -315,174 +357,112 @@ void FakeApiServer::Handle(int fd, Request& req) {
       return false;
     }
   };
-  std::unique_lock lock(mu_);
-  auto& coll = objects_[req.collection];
-  const std::string key = req.ns + "/" + req.name;
+  kube::testing::ApiStore& store = *store_;
+  const kube::ResourceInfo info = req.Info();
+  auto reply = [&](const core::StatusOr<json>& r, int ok_code) {
+    SendAll(fd, r.ok() ? Response(ok_code, r->dump()) : ErrorResponse(r.status()));
+  };
+  auto query = [&](const char* k) {
+    auto it = req.query.find(k);
+    return it == req.query.end() ? std::string() : it->second;
+  };
   if (req.verb == "list") {
-    std::vector<const json*> match;
-    for (const auto& [k, obj] : coll)
-      if ((req.ns.empty() || k.rfind(req.ns + "/", 0) == 0) && MatchLabels(obj, req.query["labelSelector"]))
-        match.push_back(&obj);
-    size_t offset = 0, limit = match.size();
-    std::string rv = std::to_string(rv_);
-    if (req.query.count("continue") && !req.query["continue"].empty()) {
-      // token: "<offset>:<rv>"
-      const std::string& t = req.query["continue"];
-      auto c = t.find(':');
-      offset = std::stoul(t.substr(0, c));
-      rv = t.substr(c + 1);
+    kube::ListOptions o;
+    o.label_selector = query("labelSelector");
+    o.field_selector = query("fieldSelector");
+    o.continue_token = query("continue");
+    o.resource_version = query("resourceVersion");
+    if (std::string l = query("limit"); !l.empty()) o.limit = std::stoll(l);
+    auto list = store.List(info, req.ns, o);
+    if (!list.ok()) {
+      SendAll(fd, ErrorResponse(list.status()));
+      return;
     }
-    if (req.query.count("limit")) limit = std::stoul(req.query["limit"]);
-    json items = json::array();
-    size_t end = std::min(match.size(), offset + limit);
-    for (size_t k = offset; k < end; ++k) items.push_back(*match[k]);
-    json list = {{"kind", "List"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", rv}}}, {"items", items}};
-    if (end < match.size()) list["metadata"]["continue"] = std::to_string(end) + ":" + rv;
-    lock.unlock();
-    SendAll(fd, Response(200, list.dump()));
+    json out = {{"kind", "List"}, {"apiVersion", "v1"},
+                {"metadata", {{"resourceVersion", list->metadata.resource_version}}}, {"items", list->items}};
+    if (!list->metadata.continue_token.empty()) {
+      out["metadata"]["continue"] = list->metadata.continue_token;
+      if (list->metadata.remaining_item_count) out["metadata"]["remainingItemCount"] = *list->metadata.remaining_item_count;
+    }
+    SendAll(fd, Response(200, out.dump()));
     return;
   }
   if (req.verb == "get") {
-    auto it = coll.find(key);
-    std::string r = it == coll.end() ? Response(404, StatusBody(404, "NotFound", req.plural + " \"" + req.name + "\" not found").dump())
-                                     : Response(200, it->second.dump());
-    lock.unlock();
-    SendAll(fd, r);
+    reply(store.Get(info, req.ns, req.name, req.sub), 200);
+    return;
+  }
+  json body;
+  if (!parse_body(&body)) return;
+  if (req.verb == "bind") {
+    std::map<std::string, std::string> annotations;
+    if (body.contains("metadata") && body["metadata"].is_object() && body["metadata"].contains("annotations")) {
+      for (const auto& [k, v] : body["metadata"]["annotations"].items())
+        if (v.is_string()) annotations[k] = v.get<std::string>();
+    }
+    std::string uid, node;
+    if (body.contains("metadata") && body["metadata"].is_object()) uid = body["metadata"].value("uid", "");
+    if (body.contains("target") && body["target"].is_object()) node = body["target"].value("name", "");
+    core::Status s = store.Bind(req.ns, req.name, uid, node, annotations);
+    SendAll(fd, s.ok() ? Response(201, StatusBody(201, "", "").dump()) : ErrorResponse(s));
+    return;
+  }
+  if (req.verb == "evict") {
+    core::Status s = store.Evict(req.ns, req.name, ParseDeleteOptions(body.value("deleteOptions", json::object())));
+    SendAll(fd, s.ok() ? Response(201, StatusBody(201, "", "").dump()) : ErrorResponse(s));
     return;
   }
   if (req.verb == "create") {
-    lock.unlock();
-    json obj;
-    if (!parse_body(&obj)) return;
-    std::string name = obj["metadata"].value("name", "");
-    lock.lock();
-    if (coll.count(req.ns + "/" + name)) {
-      lock.unlock();
-      SendAll(fd, Response(409, StatusBody(409, "AlreadyExists", req.plural + " \"" + name + "\" already exists").dump()));
-      return;
-    }
-    if (!req.ns.empty()) obj["metadata"]["namespace"] = req.ns;
-    json stored = Store(req.collection, req.ns, std::move(obj), "ADDED");
-    lock.unlock();
-    SendAll(fd, Response(201, stored.dump()));
+    reply(store.Create(info, req.ns, body, req.sub), 201);
     return;
   }
-  if (req.verb == "update" || req.verb == "patch" || req.verb == "bind") {
-    lock.unlock();
-    json body;
-    if (!parse_body(&body)) return;
-    lock.lock();
-    auto it = coll.find(key);
-    if (it == coll.end()) {
-      lock.unlock();
-      SendAll(fd, Response(404, StatusBody(404, "NotFound", req.plural + " \"" + req.name + "\" not found").dump()));
-      return;
-    }
-    json next;
-    if (req.verb == "update") {
-      std::string want = body["metadata"].value("resourceVersion", "");
-      if (!want.empty() && want != it->second["metadata"].value("resourceVersion", "")) {
-        lock.unlock();
-        SendAll(fd, Response(409, StatusBody(409, "Conflict", "the object has been modified").dump()));
-        return;
-      }
-      next = std::move(body);
-      next["metadata"]["uid"] = it->second["metadata"]["uid"];
-    } else if (req.verb == "bind") {
-      if (it->second.contains("spec") && !it->second["spec"].value("nodeName", "").empty()) {
-        lock.unlock();
-        SendAll(fd, Response(409, StatusBody(409, "Conflict", "pod is already assigned").dump()));
-        return;
-      }
-      next = it->second;
-      next["spec"]["nodeName"] = body["target"]["name"];
+  if (req.verb == "update") {
+    if (body.is_object() && !body.contains("metadata")) body["metadata"] = json::object();
+    if (body.is_object() && body["metadata"].is_object() && !body["metadata"].contains("name"))
+      body["metadata"]["name"] = req.name;
+    reply(store.Update(info, req.ns, body, req.sub), 200);
+    return;
+  }
+  if (req.verb == "patch") {
+    const std::string ct = req.headers["content-type"].substr(0, req.headers["content-type"].find(';'));
+    kube::PatchType type;
+    if (ct == "application/json-patch+json") {
+      type = kube::PatchType::kJson;
+    } else if (ct == "application/merge-patch+json") {
+      type = kube::PatchType::kMerge;
+    } else if (ct == "application/strategic-merge-patch+json") {
+      type = kube::PatchType::kStrategicMerge;
     } else {
-      next = it->second;
-      try {
-        if (req.headers["content-type"] == "application/json-patch+json") next = next.patch(body);
-        else next.merge_patch(body);
-      } catch (const std::exception& e) {
-        lock.unlock();
-        SendAll(fd, Response(422, StatusBody(422, "Invalid", e.what()).dump()));
-        return;
-      }
-    }
-    json stored = Store(req.collection, req.ns, std::move(next), "MODIFIED");
-    lock.unlock();
-    SendAll(fd, Response(req.verb == "bind" ? 201 : 200, req.verb == "bind" ? StatusBody(201, "", "").dump() : stored.dump()));
-    return;
-  }
-  if (req.verb == "delete" || req.verb == "evict") {
-    auto it = coll.find(key);
-    if (it == coll.end()) {
-      lock.unlock();
-      SendAll(fd, Response(404, StatusBody(404, "NotFound", req.plural + " \"" + req.name + "\" not found").dump()));
+      SendAll(fd, Response(415, StatusBody(415, "UnsupportedMediaType", "patch content type " + ct).dump()));
       return;
     }
-    json obj = it->second;
-    coll.erase(it);
-    obj["metadata"]["resourceVersion"] = std::to_string(++rv_);
-    history_.push_back({rv_, req.collection, req.ns, "DELETED", obj});
-    lock.unlock();
-    cv_.notify_all();
-    SendAll(fd, Response(200, req.verb == "evict" ? StatusBody(201, "", "").dump() : obj.dump()));
+    reply(store.Patch(info, req.ns, req.name, type, body, req.sub), 200);
     return;
   }
-  lock.unlock();
+  if (req.verb == "delete") {
+    reply(store.Delete(info, req.ns, req.name, ParseDeleteOptions(body)), 200);
+    return;
+  }
   SendAll(fd, Response(405, StatusBody(405, "MethodNotAllowed", req.method).dump()));
 }
 
-json FakeApiServer::Store(const std::string& collection, const std::string& ns, json obj, const std::string& type) {
-  // mu_ held.
-  auto& meta = obj["metadata"];
-  if (!meta.contains("uid") || meta["uid"].get<std::string>().empty()) meta["uid"] = "uid-" + std::to_string(++uid_seq_);
-  meta["resourceVersion"] = std::to_string(++rv_);
-  if (!ns.empty()) meta["namespace"] = ns;
-  std::string name = meta.value("name", "");
-  objects_[collection][ns + "/" + name] = obj;
-  history_.push_back({rv_, collection, ns, type, obj});
-  cv_.notify_all();
-  return obj;
-}
-
 json FakeApiServer::Put(const std::string& collection, const std::string& ns, json obj) {
-  std::lock_guard lock(mu_);
-  std::string name = obj["metadata"].value("name", "");
-  bool exists = objects_[collection].count(ns + "/" + name) > 0;
-  return Store(collection, ns, std::move(obj), exists ? "MODIFIED" : "ADDED");
+  Collection c = ParseCollection(collection);
+  return store_->Put(c.Info(!ns.empty()), ns, std::move(obj), /*keep_uid=*/true);
 }
 
 bool FakeApiServer::Remove(const std::string& collection, const std::string& ns, const std::string& name) {
-  std::lock_guard lock(mu_);
-  auto& coll = objects_[collection];
-  auto it = coll.find(ns + "/" + name);
-  if (it == coll.end()) return false;
-  json obj = it->second;
-  coll.erase(it);
-  obj["metadata"]["resourceVersion"] = std::to_string(++rv_);
-  history_.push_back({rv_, collection, ns, "DELETED", obj});
-  cv_.notify_all();
-  return true;
+  Collection c = ParseCollection(collection);
+  return store_->Remove(c.Info(!ns.empty()), ns, name);
 }
 
 std::optional<json> FakeApiServer::Lookup(const std::string& collection, const std::string& ns, const std::string& name) {
-  std::lock_guard lock(mu_);
-  auto& coll = objects_[collection];
-  auto it = coll.find(ns + "/" + name);
-  if (it == coll.end()) return std::nullopt;
-  return it->second;
+  Collection c = ParseCollection(collection);
+  return store_->Lookup(c.Info(!ns.empty()), ns, name);
 }
 
-int64_t FakeApiServer::current_rv() const {
-  std::lock_guard lock(mu_);
-  return rv_;
-}
+int64_t FakeApiServer::current_rv() const { return store_->ResourceVersion(); }
 
-void FakeApiServer::Compact() {
-  std::lock_guard lock(mu_);
-  compacted_rv_ = rv_;
-  history_.clear();
-}
+void FakeApiServer::Compact() { store_->Compact(); }
 
 void FakeApiServer::AddFault(Fault f) {
   std::lock_guard lock(mu_);
@@ -521,20 +501,20 @@ void FakeApiServer::DropWatches() {
 }
 
 void FakeApiServer::ServeWatch(int fd, Request& req, const std::optional<Fault>& fault) {
-  int64_t from = 0;
-  if (req.query.count("resourceVersion") && !req.query["resourceVersion"].empty())
-    from = std::stoll(req.query["resourceVersion"]);
+  kube::ListOptions o;
+  if (auto it = req.query.find("resourceVersion"); it != req.query.end()) o.resource_version = it->second;
+  if (auto it = req.query.find("labelSelector"); it != req.query.end()) o.label_selector = it->second;
+  if (auto it = req.query.find("fieldSelector"); it != req.query.end()) o.field_selector = it->second;
   const bool bookmarks = req.query.count("allowWatchBookmarks") && req.query["allowWatchBookmarks"] == "true";
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   if (req.query.count("timeoutSeconds") && !ignore_watch_timeout_)
     deadline = std::chrono::steady_clock::now() + std::chrono::seconds(std::stoi(req.query["timeoutSeconds"]));
-  {
-    std::unique_lock lock(mu_);
-    if (from != 0 && from < compacted_rv_ && !gone_in_stream_) {
-      lock.unlock();
-      SendAll(fd, Response(410, StatusBody(410, "Expired", "too old resource version").dump()));
-      return;
-    }
+  std::vector<kube::WatchEvent> batch;
+  auto cursor = store_->OpenWatch(req.Info(), req.ns, o, &batch);
+  const bool gone = !cursor.ok() && core::IsGone(cursor.status());
+  if (!cursor.ok() && !(gone && gone_in_stream_)) {
+    SendAll(fd, ErrorResponse(cursor.status()));
+    return;
   }
   if (!SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
                    "Connection: close\r\n\r\n"))
@@ -553,47 +533,20 @@ void FakeApiServer::ServeWatch(int fd, Request& req, const std::optional<Fault>&
     SendAll(fd, Chunk(ev.dump() + "\n"));
     SendAll(fd, "0\r\n\r\n");
   };
-  {
-    std::lock_guard lock(mu_);
-    if (from != 0 && from < compacted_rv_) {
-      send_error_410();
-      return;
-    }
-  }
-  int64_t last = from;
-  if (from == 0) {
-    // Watch without RV: real servers send the current state as ADDED; emulate for completeness.
-    std::lock_guard lock(mu_);
-    last = rv_;
+  if (gone) {  // a real API server whose watch cache moved on answers 200 and then the ERROR event
+    send_error_410();
+    return;
   }
   int sent = 0;
   auto next_bookmark = std::chrono::steady_clock::now() + bookmark_interval_;
   while (!stopping_) {
-    std::vector<Event> batch;
-    {
-      std::unique_lock lock(mu_);
-      auto has_new = [&] {
-        return stopping_ || (!watch_paused_ && !history_.empty() && history_.back().rv > last);
-      };
-      auto wake = std::min(deadline, bookmark_interval_.count() > 0 && bookmarks ? next_bookmark
-                                                                                  : std::chrono::steady_clock::now() + std::chrono::milliseconds(200));
-      cv_.wait_until(lock, wake, has_new);
-      for (const auto& e : history_) {
-        if (watch_paused_) break;
-        if (e.rv <= last) continue;
-        last = e.rv;
-        if (e.collection != req.collection) continue;
-        if (!req.ns.empty() && e.ns != req.ns) continue;
-        if (!MatchLabels(e.object, req.query["labelSelector"])) continue;
-        batch.push_back(e);
-      }
-    }
     for (const auto& e : batch) {
       if (fault && sent >= fault->after_events) break;
-      json ev = {{"type", e.type}, {"object", e.object}};
+      json ev = {{"type", EventType(e.type)}, {"object", e.object}};
       if (!SendAll(fd, Chunk(ev.dump() + "\n"))) return;
       ++sent;
     }
+    batch.clear();
     if (fault && sent >= fault->after_events) {
       if (fault->kind == Fault::Kind::kWatchError410) {
         send_error_410();
@@ -608,12 +561,20 @@ void FakeApiServer::ServeWatch(int fd, Request& req, const std::optional<Fault>&
     auto now = std::chrono::steady_clock::now();
     if (bookmarks && bookmark_interval_.count() > 0 && now >= next_bookmark) {
       json ev = {{"type", "BOOKMARK"},
-                 {"object", {{"kind", "Bookmark"}, {"metadata", {{"resourceVersion", std::to_string(last)}}}}}};
+                 {"object", {{"kind", "Bookmark"}, {"metadata", {{"resourceVersion", std::to_string(cursor->last)}}}}}};
       if (!SendAll(fd, Chunk(ev.dump() + "\n"))) return;
       next_bookmark = now + bookmark_interval_;
     }
     if (now >= deadline) {
       SendAll(fd, "0\r\n\r\n");
+      return;
+    }
+    // Wakes at least every 200 ms so a connection DropWatches() reset is noticed at the next write.
+    auto wake = std::min(deadline, bookmarks && bookmark_interval_.count() > 0 ? next_bookmark
+                                                                                : now + std::chrono::milliseconds(200));
+    core::Status s = store_->NextEvents(*cursor, &batch, wake, [this] { return stopping_.load(); });
+    if (!s.ok()) {
+      send_error_410();
       return;
     }
   }

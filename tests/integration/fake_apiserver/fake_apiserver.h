@@ -1,19 +1,18 @@
-// A small fault-injecting Kubernetes API server for integration tests (HTTP/1.1 on 127.0.0.1, no TLS).
-//
-// It keeps objects in memory per (path prefix, namespace, name) with one global resourceVersion counter and
-// an event history, and serves: list (limit/continue paging, labelSelector equality), watch (chunked,
-// resourceVersion, allowWatchBookmarks, timeoutSeconds), get, create (POST), update (PUT, RV precondition ->
-// 409), patch (merge / JSON patch; strategic treated as merge), delete, pods/binding and pods/eviction.
-// Faults are queued and consumed by the next matching request (see Fault). Every request is logged.
+// A small fault-injecting Kubernetes API server for integration tests (HTTP/1.1 on 127.0.0.1, no TLS): the HTTP
+// front of the one fake API store (controller/kube/testing/api_store.h), which holds every API server semantic
+// (resourceVersions and 409s, watches and 410, selectors, merge/JSON/strategic merge patches, subresources only
+// where the kind serves them, finalizers). This front adds only HTTP: paths to store calls, chunked watches
+// (timeoutSeconds, allowWatchBookmarks, 410 as HTTP status or in-stream), faults queued and consumed by the next
+// matching request (see Fault), and a log of every request.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -22,6 +21,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "testing/api_store.h"
 
 namespace tephra::fakeapi {
 
@@ -61,6 +62,8 @@ struct LoggedRequest {
 class FakeApiServer {
  public:
   FakeApiServer();
+  // Serves a store another front (a kube::testing::FakeClient) may share.
+  explicit FakeApiServer(std::shared_ptr<kube::testing::ApiStore> store);
   ~FakeApiServer();
   // Binds 127.0.0.1:0 and starts serving.
   void Start();
@@ -86,10 +89,8 @@ class FakeApiServer {
 
   // While paused, open watches deliver nothing (events queue up in the history): lets a test make changes and
   // Compact() them away before any watcher saw them.
-  void set_watch_paused(bool v) {
-    watch_paused_ = v;
-    cv_.notify_all();
-  }
+  void set_watch_paused(bool v) { store_->SetWatchPaused(v); }
+  kube::testing::ApiStore& store() { return *store_; }
 
   void AddFault(Fault f);
   std::vector<LoggedRequest> Requests() const;
@@ -102,21 +103,14 @@ class FakeApiServer {
   void DropWatches();
 
  private:
-  struct Event {
-    int64_t rv;
-    std::string collection;
-    std::string ns;
-    std::string type;
-    json object;
-  };
   struct Request;
   void AcceptLoop();
   void Serve(int fd);
   void Handle(int fd, Request& req);
   std::optional<Fault> TakeFault(const std::string& verb, const std::string& resource);
   void ServeWatch(int fd, Request& req, const std::optional<Fault>& fault);
-  json Store(const std::string& collection, const std::string& ns, json obj, const std::string& type);
 
+  std::shared_ptr<kube::testing::ApiStore> store_;
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
@@ -126,21 +120,13 @@ class FakeApiServer {
   std::set<int> conn_fds_;
   std::set<int> watch_fds_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  int64_t rv_ = 100;
-  int64_t compacted_rv_ = 0;
-  int64_t uid_seq_ = 0;
-  std::map<std::string, std::map<std::string, json>> objects_;  // collection|ns -> name -> obj
-  std::vector<Event> history_;
+  mutable std::mutex mu_;  // faults_ and log_
   std::deque<Fault> faults_;
   std::vector<LoggedRequest> log_;
   std::atomic<bool> gone_in_stream_{true};
   std::atomic<bool> ignore_watch_timeout_{false};
-  std::atomic<bool> watch_paused_{false};
   std::chrono::milliseconds bookmark_interval_{0};
   std::atomic<int> open_watches_{0};
-  std::atomic<int64_t> drop_generation_{0};
 };
 
 }  // namespace tephra::fakeapi

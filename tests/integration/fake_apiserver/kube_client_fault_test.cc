@@ -7,6 +7,7 @@
 #include "test_kind.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/transport.h"
+#include "testing/fake_client.h"
 
 namespace tephra::kube {
 namespace {
@@ -90,6 +91,40 @@ TEST_F(ClientFaultTest, BindAndEvictUsePodSubresources) {
   EXPECT_TRUE(IsConflict(again)) << again;  // already assigned: the loser must not retry
   ASSERT_TRUE(c->Evict("ns", "p").ok());
   EXPECT_FALSE(server_.Lookup("/api/v1/pods", "ns", "p").has_value());
+}
+
+// Both fronts serve one store: what the kube::Client fake writes, the REST client reads over HTTP, with the
+// same semantics (strategic merge by key, status only where the kind serves it).
+TEST(SharedStoreTest, HttpAndClientFrontsServeOneStore) {
+  auto store = std::make_shared<testing::ApiStore>();
+  FakeApiServer server(store);
+  server.Start();
+  testing::FakeClient fake(store);
+  RestConfig cfg;
+  cfg.server = server.url();
+  cfg.qps = 0;
+  auto rc = NewClient(cfg);
+  ASSERT_TRUE(rc.ok()) << rc.status();
+  ClientPtr c = *rc;
+  const ResourceInfo pods{"", "v1", "Pod", "pods", true};
+  const ResourceInfo podgroups{"scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups", true};
+  json pod = {{"metadata", {{"name", "p"}}},
+              {"spec", {{"containers", {{{"name", "a"}, {"image", "x"}}, {{"name", "b"}, {"image", "y"}}}}}}};
+  ASSERT_TRUE(fake.Create(pods, "ns", pod).ok());
+  auto smp = c->Patch(pods, "ns", "p", PatchType::kStrategicMerge,
+                      json{{"spec", {{"containers", {{{"name", "b"}, {"image", "z"}}}}}}});
+  ASSERT_TRUE(smp.ok()) << smp.status();
+  EXPECT_EQ((*smp)["spec"]["containers"].size(), 2u);
+  EXPECT_EQ((*fake.Get(pods, "ns", "p"))["spec"]["containers"][1]["image"], "z");
+  EXPECT_EQ(fake.CurrentResourceVersion(), server.current_rv());
+
+  ASSERT_TRUE(c->Create(podgroups, "ns", json{{"metadata", {{"name", "pg"}}}}).ok());
+  auto st = c->Patch(podgroups, "ns", "pg", PatchType::kMerge, json{{"status", {{"phase", "Running"}}}}, "status");
+  EXPECT_TRUE(core::IsNotFound(st.status())) << st.status();
+  auto plain = c->Patch(podgroups, "ns", "pg", PatchType::kMerge, json{{"status", {{"phase", "Running"}}}});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ((*fake.Get(podgroups, "ns", "pg"))["status"]["phase"], "Running");
+  server.Stop();
 }
 
 TEST_F(ClientFaultTest, RetriesHonourRetryAfter) {

@@ -154,7 +154,9 @@ TEST(FakeClientTest, ListSelectorsAndPaging) {
   EXPECT_EQ(c.List(kPods, "ns", o)->items.size(), 3u);
   o.label_selector = "!app";
   EXPECT_EQ(c.List(kPods, "ns", o)->items.size(), 0u);
-  o.label_selector = "app in (a,b)";
+  o.label_selector = "app in (odd,none)";
+  EXPECT_EQ(c.List(kPods, "ns", o)->items.size(), 2u);
+  o.label_selector = "app in (odd";
   EXPECT_EQ(c.List(kPods, "ns", o).status().code(), core::StatusCode::kInvalidArgument);
   ListOptions f;
   f.field_selector = "metadata.name=p3";

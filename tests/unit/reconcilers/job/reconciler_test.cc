@@ -112,8 +112,8 @@ class ReconcilerTest : public ::testing::Test {
     ASSERT_TRUE(list.ok() && !list.value().items.empty());
     api::json pg = list.value().items[0];
     pg["status"]["phase"] = phase;
-    // The fake serves a status subresource for every kind; the real PodGroup CRD has none.
-    ASSERT_TRUE(client_->Update(api::PodGroup::Resource(), "ns", pg, "status").ok());
+    // The PodGroup CRD has no status subresource (podgroups/status answers 404): a plain update stores status.
+    ASSERT_TRUE(client_->Update(api::PodGroup::Resource(), "ns", pg).ok());
   }
   void SetPodPhase(const std::string& name, const std::string& phase) {
     api::json p = client_->Get(api::Pod::Resource(), "ns", name).value();
