@@ -43,6 +43,7 @@ KNOWN_KINDS = {
     "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "Service",
     "ConfigMap", "Secret", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Queue",
     "PodDisruptionBudget", "ServiceMonitor", "Lease", "Issuer", "Certificate", "FlowSchema", "PriorityLevelConfiguration",
+    "NetworkPolicy",
 }
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration",
                   "ValidatingWebhookConfiguration", "Queue", "FlowSchema", "PriorityLevelConfiguration"}
@@ -311,10 +312,56 @@ def grants(by, kind, name):
 
 # ------------------------------------------------------------------------------------ per-case expectations
 
+# The scheduler's grants on storage objects: exactly what scheduler-ext uses. Informers (list, watch) on claims,
+# volumes, classes and CSINodes; the binder's PreBind for WaitForFirstConsumer claims patches the claim
+# (selected-node) and reads and updates the chosen volume (claimRef). Nothing on CSIDrivers or attachments.
+SCHEDULER_STORAGE_GRANTS = {
+    ("", "persistentvolumeclaims", "list"), ("", "persistentvolumeclaims", "watch"),
+    ("", "persistentvolumeclaims", "patch"),
+    ("", "persistentvolumes", "get"), ("", "persistentvolumes", "list"), ("", "persistentvolumes", "watch"),
+    ("", "persistentvolumes", "update"),
+    ("storage.k8s.io", "storageclasses", "list"), ("storage.k8s.io", "storageclasses", "watch"),
+    ("storage.k8s.io", "csinodes", "list"), ("storage.k8s.io", "csinodes", "watch"),
+}
+STORAGE_RESOURCES = {"persistentvolumeclaims", "persistentvolumes", "storageclasses", "csinodes", "csidrivers",
+                     "volumeattachments", "csistoragecapacities"}
+# Default container resources: requests for CPU and memory, a memory limit, no CPU limit (throttling would
+# stall the scheduling cycle and the webhook's answers).
+DEFAULT_RESOURCES = {
+    "controller": {"requests": {"cpu": "200m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
+    "scheduler": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}},
+    "admission": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+}
+
+
+def webhook_ha(by, c, want):
+    """The webhook's high availability when it fails closed: 2 replicas, a PDB minAvailable 1, a preferred
+    anti-affinity across nodes; none of it when `want` is False."""
+    d = by["Deployment"][f"{RELEASE}-admission"]
+    pdb = by.get("PodDisruptionBudget", {}).get(f"{RELEASE}-admission")
+    aff = d["spec"]["template"]["spec"].get("affinity") or {}
+    if want:
+        c.expect(d["spec"]["replicas"] == 2, f"admission: replicas {d['spec']['replicas']}, want 2 (fails closed)")
+        c.expect(pdb and pdb["spec"] == {"minAvailable": 1, "selector": d["spec"]["selector"]},
+                 f"admission: PDB minAvailable 1 on the Deployment's selector: {pdb and pdb['spec']}")
+        pref = aff.get("podAntiAffinity", {}).get("preferredDuringSchedulingIgnoredDuringExecution", [])
+        c.expect(len(pref) == 1 and pref[0]["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname" and
+                 pref[0]["podAffinityTerm"]["labelSelector"]["matchLabels"] == d["spec"]["selector"]["matchLabels"],
+                 f"admission: preferred anti-affinity across nodes: {aff}")
+        c.expect("requiredDuringSchedulingIgnoredDuringExecution" not in aff.get("podAntiAffinity", {}),
+                 "admission: anti-affinity must be preferred (a one-node cluster runs both)")
+    else:
+        c.expect(pdb is None, "admission: a PDB without HA")
+        c.expect("podAntiAffinity" not in aff, f"admission: anti-affinity without HA: {aff}")
+
+
 def exp_defaults(by, objs, c):
     for comp, (suf, _) in ROLES.items():
         d = by["Deployment"].get(f"{RELEASE}-{suf}")
-        c.expect(d and d["spec"]["replicas"] == 1, f"{comp}: default replicas 1")
+        want = 2 if comp == "admission" else 1
+        c.expect(d and d["spec"]["replicas"] == want, f"{comp}: default replicas {want}")
+        res = d["spec"]["template"]["spec"]["containers"][0].get("resources")
+        c.expect(res == DEFAULT_RESOURCES[comp], f"{comp}: default resources {res}")
         pod = d["spec"]["template"]["spec"]
         c.expect(pod.get("priorityClassName") == "system-cluster-critical", f"{comp}: priorityClassName")
         c.expect(pod["containers"][0]["image"] == "docker.io/tephra/tephra:0.1.0",
@@ -387,8 +434,21 @@ def exp_defaults(by, objs, c):
     c.expect(tiers == [["priority", "gang", "conformance"],
                        ["overcommit", "drf", "predicates", "proportion", "nodeorder", "binpack"]], f"tiers {tiers}")
     c.expect("--scheduler-conf=/volcano.scheduler/volcano-scheduler.conf" in args_of(by, "scheduler"), "scheduler conf flag")
-    for k in ("ServiceMonitor", "PodDisruptionBudget", "Issuer", "Certificate", "FlowSchema"):
+    for k in ("ServiceMonitor", "Issuer", "Certificate", "FlowSchema", "NetworkPolicy"):
         c.expect(k not in by, f"{k} rendered by default")
+    c.expect(sorted(by.get("PodDisruptionBudget", {})) == [f"{RELEASE}-admission"],
+             f"PDBs by default: only the webhook's: {sorted(by.get('PodDisruptionBudget', {}))}")
+    webhook_ha(by, c, True)
+    sched = grants(by, "ClusterRole", f"{RELEASE}-scheduler")
+    storage = {g for g in sched if g[1] in STORAGE_RESOURCES}
+    c.expect(storage == SCHEDULER_STORAGE_GRANTS,
+             f"scheduler storage grants: missing {sorted(SCHEDULER_STORAGE_GRANTS - storage)}, "
+             f"extra {sorted(storage - SCHEDULER_STORAGE_GRANTS)}")
+    for comp in ("controller", "admission"):
+        other = grants(by, "ClusterRole", f"{RELEASE}-{ROLES[comp][0]}")
+        c.expect(not any(g[1] in ("persistentvolumes", "storageclasses", "csinodes") or
+                         g[1] == "persistentvolumeclaims" and g[2] == "patch" for g in other),
+                 f"{comp}: the scheduler's volume-binding grants leaked: {sorted(g for g in other if g[1] in STORAGE_RESOURCES)}")
     c.expect(not dashboard_configmaps(objs), "dashboard ConfigMaps rendered by default: "
              + ", ".join(o["metadata"]["name"] for o in dashboard_configmaps(objs)))
     # Helm creates unknown kinds alphabetically: the Queue before the ValidatingWebhookConfigurations (whose
@@ -483,6 +543,67 @@ def exp_disabled(comp):
 def exp_replicas0(by, objs, c):
     for comp, (suf, _) in ROLES.items():
         c.expect(by["Deployment"][f"{RELEASE}-{suf}"]["spec"]["replicas"] == 0, f"{comp}: replicas 0")
+    # An explicit admission_replicas wins over the fail-closed default, and 0 replicas get no budget (the
+    # full-stack e2e runs the roles outside the cluster this way).
+    c.expect("PodDisruptionBudget" not in by, "a PDB with 0 replicas")
+
+
+def exp_webhook_one_replica(by, objs, c):
+    # Fail closed but one replica asked for: no budget (a drain would wait for ever), no anti-affinity.
+    c.expect(by["Deployment"][f"{RELEASE}-admission"]["spec"]["replicas"] == 1, "admission_replicas=1 wins")
+    webhook_ha(by, c, False)
+
+
+def exp_webhook_ha_own_affinity(by, objs, c):
+    # Three replicas, failing closed: a budget; the user's affinity replaces the chart's anti-affinity.
+    d = by["Deployment"][f"{RELEASE}-admission"]
+    c.expect(d["spec"]["replicas"] == 3, "admission_replicas=3")
+    c.expect(f"{RELEASE}-admission" in by.get("PodDisruptionBudget", {}), "admission PDB with 3 replicas")
+    aff = d["spec"]["template"]["spec"].get("affinity")
+    c.expect(aff == {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "role", "operator": "In", "values": ["infra"]}]}]}}},
+        f"admission_affinity replaces the chart's: {aff}")
+
+
+def exp_network_policy(by, objs, c):
+    nps = by.get("NetworkPolicy", {})
+    c.expect(sorted(nps) == sorted(f"{RELEASE}-{s}" for s, _ in ROLES.values()), f"NetworkPolicies {sorted(nps)}")
+    prom = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "observability"}},
+            "podSelector": {"matchLabels": {"app": "prometheus"}}}
+    metrics_port = {"controller": 8081, "scheduler": 8080, "admission": 8081}
+    for comp, (suf, _) in ROLES.items():
+        np = nps.get(f"{RELEASE}-{suf}")
+        if not np:
+            continue
+        spec = np["spec"]
+        dep = by["Deployment"][f"{RELEASE}-{suf}"]
+        c.expect(spec["podSelector"] == dep["spec"]["selector"], f"{suf}: podSelector {spec['podSelector']}")
+        c.expect(spec["policyTypes"] == ["Ingress"], f"{suf}: policyTypes {spec['policyTypes']}")
+        rules = spec.get("ingress") or []
+        want = [{"from": [prom], "ports": [{"port": metrics_port[comp], "protocol": "TCP"}]}]
+        if comp == "admission":
+            want.insert(0, {"from": [{"ipBlock": {"cidr": "10.0.0.0/24"}}, {"ipBlock": {"cidr": "fd00::/64"}}],
+                            "ports": [{"port": 8443, "protocol": "TCP"}]})
+        c.expect(rules == want, f"{suf}: ingress {rules}\n want {want}")
+        # Nothing else inbound: every rule names its sources and ports (a rule without `from` would admit
+        # every pod), and the health port is never opened (the kubelet probes from the node).
+        for r in rules:
+            c.expect(r.get("from") and r.get("ports"), f"{suf}: a rule open to all sources or ports: {r}")
+            c.expect(all(p["port"] != 11251 for p in r.get("ports", [])), f"{suf}: the health port opened")
+        # Every port the rules open is a port of the container.
+        ports = {p["containerPort"] for p in dep["spec"]["template"]["spec"]["containers"][0]["ports"]}
+        c.expect(all(p["port"] in ports for r in rules for p in r["ports"]), f"{suf}: a rule for a port the pod lacks")
+
+
+def exp_network_policy_open_webhook(by, objs, c):
+    np = by["NetworkPolicy"][f"{RELEASE}-admission"]["spec"]["ingress"]
+    # No CIDRs: the webhook port from any source (the API server is no pod); metrics still only Prometheus.
+    c.expect(np[0] == {"ports": [{"port": 8443, "protocol": "TCP"}]}, f"webhook rule {np[0]}")
+    c.expect(np[1] == {"from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+                                 "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}],
+                       "ports": [{"port": 8081, "protocol": "TCP"}]}, f"metrics rule (default selectors) {np[1]}")
+    ctl = by["NetworkPolicy"][f"{RELEASE}-controllers"]["spec"].get("ingress")
+    c.expect(not ctl, f"controller with metrics off: no ingress at all, got {ctl}")
 
 
 def exp_leader_off(by, objs, c):
@@ -583,7 +704,7 @@ def exp_volcano(by, objs, c):
     c.expect(by["Deployment"][f"{RELEASE}-controllers"]["metadata"]["labels"].get("owner") == "ml-platform",
              "controller_labels")
     c.expect(by["Deployment"][f"{RELEASE}-admission"]["spec"]["template"]["spec"]["containers"][0]
-             .get("resources") == {"limits": {"cpu": "300m", "memory": "300Mi"}, "requests": {"cpu": "100m", "memory": "64Mi"}},
+             .get("resources") == {"limits": {"cpu": "300m", "memory": "300Mi"}, "requests": {"cpu": "100m", "memory": "128Mi"}},
              "admission_resources merged with the chart's requests")
     conf = yaml.safe_load(by["ConfigMap"][f"{RELEASE}-scheduler-configmap"]["data"]["volcano-scheduler.conf"])
     c.expect(conf["actions"] == "enqueue, allocate, backfill, reclaim", f"scheduler_config_override {conf}")
@@ -620,6 +741,9 @@ def exp_all_admissions(by, objs, c):
     want = sorted(f"{RELEASE}-admission-service-{p[1:].replace('/', '-')}" for p in ALL_PATHS if p != "/pods/mutate")
     c.expect(names == want, f"configurations {names}")
     c.expect("--failure-policy=Ignore" in a, "--failure-policy")
+    # Failing open, the webhook keeps Volcano's one replica, with no budget and no anti-affinity.
+    c.expect(by["Deployment"][f"{RELEASE}-admission"]["spec"]["replicas"] == 1, "admission: 1 replica when failing open")
+    webhook_ha(by, c, False)
     for n, w in by["ValidatingWebhookConfiguration"].items():
         c.expect(w["webhooks"][0]["failurePolicy"] == "Ignore", f"{n}: failurePolicy")
     sel = by["ValidatingWebhookConfiguration"][f"{RELEASE}-admission-service-jobs-validate"]["webhooks"][0]["namespaceSelector"]
@@ -651,6 +775,19 @@ CASES = [
     ("replicas-0", ["custom.controller_replicas=0", "custom.scheduler_replicas=0", "custom.admission_replicas=0"], [],
      OLD_KUBE, NAMESPACE, exp_replicas0),
     ("leader-election-off", ["custom.leader_elect_enable=false"], [], OLD_KUBE, NAMESPACE, exp_leader_off),
+    ("webhook-one-replica", ["custom.admission_replicas=1"], [], OLD_KUBE, NAMESPACE, exp_webhook_one_replica),
+    ("webhook-ha-own-affinity", ["custom.admission_replicas=3",
+                                 "json:custom.admission_affinity={\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+                                 "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"role\",\"operator\":\"In\","
+                                 "\"values\":[\"infra\"]}]}]}}}"], [], NEW_KUBE, NAMESPACE, exp_webhook_ha_own_affinity),
+    ("network-policy", ["custom.network_policy_enable=true",
+                        "json:custom.network_policy_api_server_cidrs=[\"10.0.0.0/24\",\"fd00::/64\"]",
+                        "json:custom.network_policy_prometheus_namespace_selector={\"matchLabels\":"
+                        "{\"kubernetes.io/metadata.name\":\"observability\"}}",
+                        "json:custom.network_policy_prometheus_pod_selector={\"matchLabels\":{\"app\":\"prometheus\"}}"],
+     [], NEW_KUBE, NAMESPACE, exp_network_policy),
+    ("network-policy-open-webhook", ["custom.network_policy_enable=true", "custom.controller_metrics_enable=false"],
+     [], OLD_KUBE, NAMESPACE, exp_network_policy_open_webhook),
     ("monitoring-kube-1.20", [], ["monitoring.yaml"], OLD_KUBE, NAMESPACE, exp_monitoring("policy/v1beta1")),
     ("monitoring-kube-1.30", [], ["monitoring.yaml"], NEW_KUBE, NAMESPACE, exp_monitoring("policy/v1")),
     ("volcano-values", [], ["volcano.yaml"], OLD_KUBE, NAMESPACE, exp_volcano),
@@ -697,7 +834,7 @@ def run_render(a):
             for f in files:
                 cmd += ["-f", os.path.join(a.values_dir, f)]
             for s in sets:
-                cmd += ["--set", s]
+                cmd += ["--set-json" if s.startswith("json:") else "--set", s[5:] if s.startswith("json:") else s]
             p = subprocess.run(cmd, capture_output=True, text=True)
             report(p.returncode == 0, f"lint --strict {name}", (p.stdout + p.stderr).strip())
 
@@ -733,6 +870,10 @@ BAD = [
     (["custom.scheduler_config_override=actions: [enqueue"], "scheduler_config_override"),
     (["custom.scheduler_config_override=tiers: []"], "scheduler_config_override"),
     (["custom.controller_kube_api_qps=0"], "controller_kube_api_qps"),
+    (["custom.admission_replicas=-1"], "admission_replicas"),
+    (["custom.network_policy_enable=yes"], "network_policy_enable"),
+    (["json:custom.network_policy_api_server_cidrs=[\"10.0.0.0\"]"], "network_policy_api_server_cidrs"),
+    (["json:custom.network_policy_prometheus_pod_selector={\"matchLabel\":{\"a\":\"b\"}}"], "matchLabel"),
     (["json:service.ipFamilies=[\"IPv5\"]"], "ipFamilies"),
 ]
 

@@ -170,6 +170,21 @@ nodeSelector:
 {{- with index $v (printf "%s_affinity" $c) | default $v.default_affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
+{{- else }}
+{{- if and (eq $c "admission") (include "tephra.admissionHA" $ctx) }}
+# Replicas of a fail-closed webhook on different nodes where possible: one node going down must not take
+# every replica (and so every vcjob and Queue write of the cluster) with it. Preferred, not required, so a
+# one-node cluster still runs them all.
+affinity:
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector:
+            matchLabels:
+              {{- include "tephra.selectorLabels" "admission" | nindent 14 }}
+{{- end }}
 {{- end }}
 {{- with $v.priority_class_name }}
 priorityClassName: {{ . }}
@@ -248,3 +263,24 @@ With custom.metrics_auth=kubernetes a role checks its metrics clients' tokens (T
   verbs: ["create"]
 {{- end }}
 {{- end }}
+
+{{/* The webhook's replicas: custom.admission_replicas when set; otherwise 2 when its validating webhooks fail
+closed (failurePolicy Fail: with one replica, a restart, a drain or a lost node denies every vcjob and Queue
+write of the cluster), 1 when they fail open. */}}
+{{- define "tephra.admissionReplicas" -}}
+{{- $v := .Values.custom -}}
+{{- if kindIs "invalid" $v.admission_replicas -}}
+{{- ternary 2 1 (eq $v.admission_failure_policy "Fail") -}}
+{{- else -}}
+{{- $v.admission_replicas -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" (else "") when the webhook runs highly available: it fails closed and has 2+ replicas. Then the
+chart adds a PodDisruptionBudget (minAvailable 1) and, unless an affinity is given, a preferred pod
+anti-affinity across nodes. */}}
+{{- define "tephra.admissionHA" -}}
+{{- if and (eq .Values.custom.admission_failure_policy "Fail") (ge (include "tephra.admissionReplicas" . | atoi) 2) -}}
+true
+{{- end -}}
+{{- end -}}
