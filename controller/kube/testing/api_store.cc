@@ -559,6 +559,21 @@ json ApiStore::StoreUpdateLocked(const ObjKey& k, json obj, const json& old) {
   return obj;
 }
 
+// What a write stores, as the API server splits an object between its main resource and `status`: a write to
+// /status changes only the status; a write to the main resource of a kind that serves /status keeps the stored
+// status; a kind without the subresource stores the whole body.
+static json WithStatusFrom(const json& old, const json& incoming, bool to_status, bool has_status) {
+  json next = to_status ? old : incoming;
+  const json& status_source = to_status ? incoming : old;
+  if (!to_status && !has_status) return next;
+  if (status_source.contains("status")) {
+    next["status"] = status_source["status"];
+  } else {
+    next.erase("status");
+  }
+  return next;
+}
+
 StatusOr<json> ApiStore::Update(const ResourceInfo& r, const std::string& ns, const json& obj,
                                 const std::string& subresource) {
   const std::string res = ResourceName(r);
@@ -584,25 +599,7 @@ StatusOr<json> ApiStore::Update(const ResourceInfo& r, const std::string& ns, co
     return Conflict("Operation cannot be fulfilled on " + res + " \"" + name +
                     "\": the object has been modified; please apply your changes to the latest version and try again");
   }
-  json next;
-  if (subresource == "status") {
-    next = old;
-    if (obj.contains("status")) {
-      next["status"] = obj["status"];
-    } else {
-      next.erase("status");
-    }
-  } else {
-    next = obj;
-    if (has_status) {
-      if (old.contains("status")) {
-        next["status"] = old["status"];
-      } else {
-        next.erase("status");
-      }
-    }
-  }
-  return StoreUpdateLocked(k, std::move(next), old);
+  return StoreUpdateLocked(k, WithStatusFrom(old, obj, subresource == "status", has_status), old);
 }
 
 StatusOr<json> ApiStore::Patch(const ResourceInfo& r, const std::string& ns, const std::string& name,
@@ -647,25 +644,7 @@ StatusOr<json> ApiStore::Patch(const ResourceInfo& r, const std::string& ns, con
   if (!want_rv.empty() && want_rv != Str(old, "metadata", "resourceVersion")) {
     return Conflict("Operation cannot be fulfilled on " + res + " \"" + name + "\": the object has been modified");
   }
-  json next;
-  if (subresource == "status") {
-    next = old;
-    if (patched.contains("status")) {
-      next["status"] = patched["status"];
-    } else {
-      next.erase("status");
-    }
-  } else {
-    next = patched;
-    if (has_status) {
-      if (old.contains("status")) {
-        next["status"] = old["status"];
-      } else {
-        next.erase("status");
-      }
-    }
-  }
-  return StoreUpdateLocked(k, std::move(next), old);
+  return StoreUpdateLocked(k, WithStatusFrom(old, patched, subresource == "status", has_status), old);
 }
 
 StatusOr<json> ApiStore::Delete(const ResourceInfo& r, const std::string& ns, const std::string& name,
