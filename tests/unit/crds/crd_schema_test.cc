@@ -589,8 +589,10 @@ TEST(CrdEnumsTest, OnlyVolcanoEnums) {
       } else if (full == "scheduling.volcano.sh/v1beta1/Queue.spec.dequeueStrategy") {
         EXPECT_EQ(values, "fifo|traverse");
       } else {
+        // A named copy: clang 14 (the sanitizer builds) cannot capture a structured binding in a lambda.
+        const std::string& enum_path = path;
         const auto it = std::find_if(by_suffix.begin(), by_suffix.end(),
-                                     [&](const auto& kv) { return path.ends_with(kv.first); });
+                                     [&](const auto& kv) { return enum_path.ends_with(kv.first); });
         ASSERT_NE(it, by_suffix.end()) << "unexpected enum at " << full;
         EXPECT_EQ(values, it->second) << full;
       }

@@ -511,7 +511,8 @@ class Episode {
         return "job " + key + " got " + std::to_string(n) + " bind(s) but has " + std::to_string(placed) + "/" +
                std::to_string(j->min_member) + " placed: a broken gang";
     }
-    for (const auto& [name, asked] : queue_asked) {
+    for (const auto& [queue_name, asked] : queue_asked) {
+      const std::string& name = queue_name;  // clang 14 cannot capture a structured binding in a lambda
       const QueueInfo* q = st().FindQueue(name);
       if (!q) continue;
       Resource held;

@@ -8,7 +8,9 @@
 
 // GCC 12 reports a false -Wrestrict inside std::string's operator+ once the helpers below are inlined
 // (GCC bug 105329); the code is plain string concatenation.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 
 namespace tephra::sched {
 namespace {
