@@ -43,8 +43,7 @@ struct EvictDecision {
 struct PodGroupCondition {
   std::string type;    // "Scheduled" | "Unschedulable"
   std::string status;  // "True"
-  std::string reason;  // "NotEnoughResources", "NotEnoughTasks", "NotEnoughPodsOfTask", "BindFailed"; Scheduled:
-                       // "tasks in gang are ready to be scheduled" (Volcano's), with an empty message
+  std::string reason;  // "NotEnoughResources", "NotEnoughTasks", "NotEnoughPodsOfTask", "BindFailed", ""
   std::string message;
   WallTime last_transition_time{};
   bool operator==(const PodGroupCondition& o) const {
