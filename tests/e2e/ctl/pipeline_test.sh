@@ -116,9 +116,17 @@ vcctl queue operate -n ci -a open
 wait_until "queue ci Open again" 60 qfield_is ci 3 Open || fail "queue ci not reopened"
 vcctl queue operate -n ci -a update -w 3
 [ "$(vcctl queue get -n ci | awk 'NR == 2 {print $1, $2}')" = "ci 3" ] || fail "queue get after update: $(vcctl queue get -n ci)"
-# The queue's counts are the controller's, written after the PodGroups change: wait for them.
-default_counted() { [ "$(vcctl queue get -n default | awk 'NR == 2 {print $5 + $6 + $7 + $8 + $9}')" -ge 2 ]; }
-wait_until "default queue counts 2 PodGroups" 30 default_counted || fail "default queue podgroup counts: $(vcctl queue get -n default)"
+# vcctl counts the queue's PodGroups per phase client-side: its five columns must add up to the PodGroups of
+# queue default in those phases as kubectl lists them (finished jobs' PodGroups may already be gone).
+pgs_in_default() {
+  k get podgroups -A -o jsonpath='{range .items[*]}{.spec.queue}{" "}{.status.phase}{"\n"}{end}' |
+    awk '$1 == "default" && $2 ~ /^(Inqueue|Pending|Running|Unknown|Completed)$/' | wc -l
+}
+default_counted() {
+  [ "$(vcctl queue get -n default | awk 'NR == 2 {print $5 + $6 + $7 + $8 + $9}')" = "$(pgs_in_default)" ]
+}
+wait_until "vcctl's default queue counts match the PodGroups" 30 default_counted ||
+  fail "default queue podgroup counts: $(vcctl queue get -n default); kubectl counts $(pgs_in_default)"
 expect_rc 2 vcctl queue operate -n ci -a update
 vcctl queue delete -n ci
 expect_rc 1 vcctl queue get -n ci
