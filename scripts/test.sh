@@ -111,6 +111,7 @@ fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/tests/lsan.supp}
 run_ctest "$ROOT/build-asan" asan -j"$JOBS" -L 'unit|integration|fuzz' -E '^layering_|^bench_'
 stage_done "ctest (ASan+UBSan)"
 
