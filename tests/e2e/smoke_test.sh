@@ -100,14 +100,7 @@ while read -r ref ns; do
 done <"$WORK/created.refs"
 
 # ------------------------------------------------------------------------------------------------- 3. nodesim
-rc=0
-start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 3 || rc=$?
-if [ $rc -eq 3 ]; then
-  note "SKIPPED nodesim part: 'tephra nodesim' is not implemented yet"
-  echo "PASS (CRDs + ${#examples[@]} example files; nodesim part skipped)"
-  exit 0
-fi
-[ $rc -eq 0 ] || fail "tephra nodesim did not start"
+start_role nodesim "$LOGS/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes 3 || fail "tephra nodesim did not start"
 
 node_count() { [ "$(k get nodes -o name | wc -l)" -ge "$1" ]; }
 wait_until "3 nodes registered" 60 node_count 3 || fail "nodesim did not register 3 nodes"

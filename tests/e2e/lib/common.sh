@@ -3,51 +3,69 @@
 
 KUBECTL=${KUBECTL:-kubectl}
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# fail <message>: ends the scenario. Roles started by start_role that are no longer running are named with the
+# end of their logs: a role that died after its start is usually the cause of whatever timed out.
+fail() {
+  echo "FAIL: $*" >&2
+  local r pid role logf
+  for r in "${ROLE_LOGS[@]}"; do
+    read -r pid role logf <<<"$r"
+    kill -0 "$pid" 2>/dev/null && continue
+    echo "(tephra $role, pid $pid, is not running; last lines of $logf:)" >&2
+    tail -n 10 "$logf" >&2 || true
+  done
+  exit 1
+}
 # k: kubectl against the scenario's cluster; no request may hang a test (K_TIMEOUT, default 20s).
 k() { "$KUBECTL" --request-timeout "${K_TIMEOUT:-20s}" "$@"; }
 note() { echo "--- $*" >&2; }
 # sub <var> <var>: the difference of two shell variables holding decimal seconds (`date +%s.%N`), to 0.01.
 sub() { awk -v a="${!1}" -v b="${!2}" 'BEGIN {printf "%.2f", a - b}'; }
 
-# wait_until <what> <timeout-s> <cmd...>: polls cmd every 0.5s until it succeeds or the deadline passes.
+# wait_until <what> <timeout-s> <cmd...>: polls cmd until it succeeds or the deadline passes: every 0.5 s for
+# the first 10 s, then every second, and every 2 s after 30 s. Most checks start a kubectl (about 0.15-0.25 s
+# of CPU each, and a request to the API server); on two cores shared by two scenarios, the polls of long waits
+# were the largest single use of the CPU in the e2e tier (docs/build.md), while they only need to notice a
+# change within a second or two.
 wait_until() {
   local what=$1 timeout=$2; shift 2
-  local deadline=$(( $(date +%s) + timeout ))
+  local start=$SECONDS
   until "$@" >/dev/null 2>&1; do
-    [ "$(date +%s)" -lt "$deadline" ] || { echo "timed out after ${timeout}s waiting for $what" >&2; return 1; }
-    sleep 0.5
+    local waited=$(( SECONDS - start ))
+    [ "$waited" -lt "$timeout" ] || { echo "timed out after ${timeout}s waiting for $what" >&2; return 1; }
+    if [ "$waited" -lt 10 ]; then sleep 0.5; elif [ "$waited" -lt 30 ]; then sleep 1; else sleep 2; fi
   done
 }
 
 # Pids of roles started with start_role, stopped by stop_roles.
 ROLE_PIDS=()
 
-# start_role <role> <logfile> [args...]: starts `$TEPHRA_BIN <role> args...` in the background.
-# Returns 0 when it is running, 3 when the role is a not-yet-implemented stub, 1 when it failed otherwise.
-# A stub is recognised by its behaviour, not by --help (CLI11 answers --help even for stubs): it exits with
-# code 3 and says "not implemented" right away. A real role is still running after the probe window.
+# "pid role logfile" of every role start_role started (fail names the ones that are no longer running).
+ROLE_LOGS=()
+
+# start_role <role> <logfile> [args...]: starts `$TEPHRA_BIN <role> args...` in the background. Returns 0 once
+# it has outlived its start-up checks (a bad flag or an unreadable file ends a role within milliseconds), 1
+# when it exited first, with the end of its log. Readiness is the caller's own wait (/readyz, nodes, a lease).
 # With ROLE_PID_DIR set, the role is detached instead (own session, pid in $ROLE_PID_DIR/tephra-<role>.pid,
 # which is the cluster's run/ dir, so `cluster.sh down` stops it with the control plane).
 start_role() {
   local role=$1 logf=$2; shift 2
-  "$TEPHRA_BIN" "$role" --help >/dev/null 2>&1 || return 3
   if [ -n "${ROLE_PID_DIR:-}" ]; then
     setsid "$TEPHRA_BIN" "$role" "$@" </dev/null >"$logf" 2>&1 &
   else
     "$TEPHRA_BIN" "$role" "$@" </dev/null >"$logf" 2>&1 &
   fi
-  local pid=$! rc deadline=$(( $(date +%s) + 3 ))
-  while [ "$(date +%s)" -lt "$deadline" ]; do
+  local pid=$! rc i
+  for i in 1 2 3; do
+    sleep 0.1
     if ! kill -0 "$pid" 2>/dev/null; then
       rc=0; wait "$pid" || rc=$?
-      if [ "$rc" -eq 3 ] && grep -qi "not implemented" "$logf"; then return 3; fi
       echo "tephra $role exited with $rc; last lines of $logf:" >&2
       tail -n 20 "$logf" >&2
       return 1
     fi
-    sleep 0.2
   done
+  ROLE_LOGS+=("$pid $role $logf")
   if [ -n "${ROLE_PID_DIR:-}" ]; then echo "$pid" >"$ROLE_PID_DIR/tephra-$role.pid"; else ROLE_PIDS+=("$pid"); fi
   return 0
 }

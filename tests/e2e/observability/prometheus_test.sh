@@ -11,16 +11,17 @@
 #     error (the fault controller records it, replaces the pod, the job is whole again elsewhere); a
 #     low-priority filler
 #     preempted by a high-priority gang; then a gang too wide to start now (a reservation, a queue position),
-#     a job no node can take (unschedulable), and a second node losing a GPU, which the node budget holds. At
-#     the end every bound pod is audited against its node (lib/placement_audit.py) and the bind guard must have
-#     refused nothing (issue 40). The faulted node is not healed: with a heal (--fault-avoid-seconds 0) the
-#     budget no longer holds the second fault, and the filler leaves room for the urgent gang without
-#     preemption, so the eviction panels stay empty.
+#     a job no node can take (unschedulable), and a second node losing a GPU, which the node budget holds.
+#     The faulted node stays faulted through this part: healed earlier, it would free the budget (the second
+#     fault would not be held) and leave the urgent gang room without preemption (empty eviction panels).
 #  3. Once every target has been scraped twice after the workload, every panel target and every template
 #     variable of every dashboard is queried (check_dashboards.py: variables -> .*, $__rate_interval -> 1m,
 #     $__range -> 10m) and must return at least one series. The table panel -> series count goes to stdout
 #     and to $TEPHRA_E2E_LOG_DIR/dashboards/; an empty panel is named with its expression and why (metric
 #     not implemented yet in the C++ sources, or not produced by the run).
+#  4. The faulted node heals (--fault-avoid-seconds 0: schedulable at once) and a new pod that no node matches
+#     must stay unbound (issue 40: runs that healed the node saw such a pod bound). Then every bound pod is
+#     audited against its node (lib/placement_audit.py) and the bind guard must have refused nothing.
 # Every wait is on an observable change (wait_until), never a bare sleep.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -65,7 +66,8 @@ wait_until "webhook configurations" 30 wh_configured || fail "webhook configurat
 
 CTRL_METRICS=$(free_port)
 start_role controller "$LOGS/controller.log" --kubeconfig "$KUBECONFIG" --leader-elect=false \
-  --metrics-addr "127.0.0.1:$CTRL_METRICS" --health-addr "127.0.0.1:$(free_port)" || fail "tephra controller did not start"
+  --metrics-addr "127.0.0.1:$CTRL_METRICS" --health-addr "127.0.0.1:$(free_port)" --fault-avoid-seconds 0 ||
+  fail "tephra controller did not start"
 
 CONF=$WORK/volcano-scheduler.conf
 cat >"$CONF" <<'YAML'
@@ -230,6 +232,26 @@ mkdir -p "$LOGS/dashboards"
 cp "$WORK/prometheus/prometheus.yml" "$LOGS/dashboards/"
 python3 "$HERE/check_dashboards.py" --prometheus "$PROM_URL" --dashboards "$TEPHRA_SOURCE_DIR/charts/tephra/dashboards" \
   --source "$TEPHRA_SOURCE_DIR" --out "$LOGS/dashboards" || fail "dashboards with empty panels (table: $LOGS/dashboards/dashboards.tsv)"
+
+# ---------------------------------------------------------------------------------------- 4. the heal
+# The faulted node heals and, with --fault-avoid-seconds 0, takes work again at once. Early runs of this e2e
+# that healed it (before the eviction panels moved it out of the way) saw a pod bound against its nodeSelector
+# (issue 40). The heal comes after the panels were read: it frees the fault budget, so the controller now acts
+# on the held fault too, and the pods it replaces are scheduled beside a new pod that no node matches. That pod
+# must stay unbound while the scheduler cycles over the healed node; the audit below checks every bind.
+k annotate node "$fault_node" tephra.io/sim-conditions- >/dev/null
+fault_cleared() { [ -z "$(k get node "$fault_node" -o jsonpath='{.metadata.annotations.tephra\.io/fault}')" ]; }
+wait_until "fault on $fault_node cleared" 60 fault_cleared || fail "fault on $fault_node not cleared"
+POD_EXTRA="        nodeSelector: {e2e-pool: none}" job stuck2 team-b 1 1 '{cpu: 100m, memory: 128Mi}' \
+  '{tephra.io/sim-run-seconds: "60"}' "  runningEstimate: 1m" | k apply -f - >/dev/null
+stuck2_unschedulable() { pg_message stuck2 | grep -q "^Unschedulable="; }
+wait_until "stuck2 Unschedulable after the heal" 60 stuck2_unschedulable || { dump; fail "stuck2: $(pg_message stuck2)"; }
+wait_scheduler_cycles "$SCHED_METRICS" 5 60 || fail "the scheduler stopped cycling after the heal"
+for j in stuck stuck2; do
+  bound=$(k get pods -n $NS -l "volcano.sh/job-name=$j" -o jsonpath='{range .items[*]}{.spec.nodeName}{end}')
+  [ -z "$bound" ] || fail "$j's pod (nodeSelector e2e-pool: none) was bound to $bound"
+done
+note "healed $fault_node; stuck and stuck2 stay unbound"
 
 # Safety (issue 40): every live bound pod satisfies its node's hard constraints on the real control plane, and
 # the scheduler's bind guard refused nothing (a refusal is a scheduler bug: the guard's log line and the
