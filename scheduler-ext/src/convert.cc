@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -409,6 +411,25 @@ sched::TaskStatus PodStatusOf(const api::Pod& pod) {
   return sched::TaskStatus::kUnknown;
 }
 
+namespace {
+// Go's strconv.ParseBool, which is how Volcano reads the value.
+std::optional<bool> ParseGoBool(std::string_view v) {
+  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
+  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
+  return std::nullopt;
+}
+}  // namespace
+
+bool PodPreemptable(const api::ObjectMeta& meta) {
+  // The annotation wins over the label (the job controller copies the job's annotation to annotations and its
+  // label to labels). A value that is not a boolean protects the pod: Volcano treats a malformed value as
+  // "not preemptable", the safe reading of a key whose only purpose is protection.
+  const std::string key(api::kPreemptableKey);
+  if (auto it = meta.annotations.find(key); it != meta.annotations.end()) return ParseGoBool(it->second).value_or(false);
+  if (auto it = meta.labels.find(key); it != meta.labels.end()) return ParseGoBool(it->second).value_or(false);
+  return true;
+}
+
 sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names) {
   sched::TaskInfo t;
   t.uid = pod.metadata.uid;
@@ -440,6 +461,7 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
       t.claims.push_back(v.persistent_volume_claim->claim_name);
   t.priority = pod.spec.priority.value_or(0);
   t.priority_class_name = pod.spec.priority_class_name;  // conformance never evicts system-*-critical pods
+  t.preemptable = PodPreemptable(pod.metadata);
   t.status = PodStatusOf(pod);
   t.node = pod.spec.node_name;
   t.labels = pod.metadata.labels;

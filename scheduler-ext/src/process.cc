@@ -759,13 +759,17 @@ void SchedulerProcess::Impl::RegisterHandlers() {
         PushWatch(false, [this, name = q->metadata.name] { core_->state().RemoveQueue(name); });
       },
   });
-  auto set_pc = [this](std::string name, int32_t value) {
-    PushWatch(false, [this, name = std::move(name), value] { core_->state().SetPriorityClass(name, value); });
+  auto set_pc = [this](std::string name, int32_t value, bool global_default) {
+    PushWatch(false, [this, name = std::move(name), value, global_default] {
+      core_->state().SetPriorityClass(name, value, global_default);
+    });
   };
   pcs_->AddEventHandler({
-      .on_add = [=](const auto& pc) { set_pc(pc->metadata.name, pc->value); },
-      .on_update = [=](const auto&, const auto& pc) { set_pc(pc->metadata.name, pc->value); },
-      .on_delete = [=](const auto& pc) { set_pc(pc->metadata.name, 0); },
+      .on_add = [=](const auto& pc) { set_pc(pc->metadata.name, pc->value, pc->global_default); },
+      .on_update = [=](const auto&, const auto& pc) { set_pc(pc->metadata.name, pc->value, pc->global_default); },
+      .on_delete = [this](const auto& pc) {
+        PushWatch(false, [this, name = pc->metadata.name] { core_->state().RemovePriorityClass(name); });
+      },
   });
   // Volumes: a claim binding, a volume appearing or a class changing can make a waiting pod placeable.
   claims_->AddEventHandler({

@@ -370,19 +370,26 @@ std::vector<const TaskInfo*> TierVictims(const std::vector<Session::Bound>& list
     int tier = list[i].tier;
     bool answered = false;
     std::vector<const TaskInfo*> victims;
+    bool empty = false;  // a plugin of this tier offered nothing: the tier has no answer
     for (; i < list.size() && list[i].tier == tier; ++i) {
+      if (empty) continue;
       auto c = ask(list[i].plugin);
       if (!c) continue;
-      if (c->empty()) return {};
+      if (c->empty()) {
+        empty = true;
+        continue;
+      }
       if (!answered) {
         victims = std::move(*c);
         answered = true;
         continue;
       }
       victims = Intersect(candidates, victims, *c);
-      if (victims.empty()) return {};
+      if (victims.empty()) empty = true;
     }
-    if (answered) return victims;
+    // Volcano's rule: a tier whose plugins leave no victim makes no decision, and the next tier is asked (so
+    // gang's "nothing above minAvailable" in tier 1 lets proportion's reclaim answer in tier 2).
+    if (answered && !empty) return victims;
   }
   return {};
 }

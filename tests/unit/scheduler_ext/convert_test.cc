@@ -35,6 +35,33 @@ TEST(ConvertTest, MinResourcesQuotaKeysNormalized) {
   EXPECT_EQ(n.count("limits.cpu"), 0u);
 }
 
+// volcano.sh/preemptable as Volcano reads it: the annotation, else the label; absent means preemptable; a
+// value Go's strconv.ParseBool refuses protects the pod.
+TEST(ConvertTest, PreemptableFromAnnotationElseLabelLikeVolcano) {
+  auto pod = [](const char* meta) {
+    return Decode<api::Pod>((std::string(R"({"metadata": {"name": "p", "namespace": "ns", "uid": "u1", )") + meta +
+                             R"(}, "spec": {"containers": [{"name": "c"}]}})")
+                                .c_str());
+  };
+  sched::ResourceRegistry reg;
+  EXPECT_TRUE(ToTaskInfo(pod(R"("labels": {})"), &reg, kNames).preemptable);
+  EXPECT_FALSE(ToTaskInfo(pod(R"("annotations": {"volcano.sh/preemptable": "false"})"), &reg, kNames).preemptable);
+  EXPECT_FALSE(ToTaskInfo(pod(R"("labels": {"volcano.sh/preemptable": "false"})"), &reg, kNames).preemptable);
+  EXPECT_FALSE(ToTaskInfo(pod(R"("labels": {"volcano.sh/preemptable": "F"})"), &reg, kNames).preemptable);
+  // The annotation decides when both are there.
+  EXPECT_TRUE(ToTaskInfo(pod(R"("annotations": {"volcano.sh/preemptable": "True"},
+                               "labels": {"volcano.sh/preemptable": "false"})"),
+                         &reg, kNames)
+                  .preemptable);
+  EXPECT_FALSE(ToTaskInfo(pod(R"("annotations": {"volcano.sh/preemptable": "0"},
+                                "labels": {"volcano.sh/preemptable": "true"})"),
+                          &reg, kNames)
+                   .preemptable);
+  // Not a Go boolean: not preemptable.
+  EXPECT_FALSE(ToTaskInfo(pod(R"("annotations": {"volcano.sh/preemptable": "yes"})"), &reg, kNames).preemptable);
+  EXPECT_TRUE(ToTaskInfo(pod(R"("labels": {"volcano.sh/preemptable": "1"})"), &reg, kNames).preemptable);
+}
+
 TEST(ConvertTest, ScoreRequestsDefaultUnsetContainerRequestsLikeKubeScheduler) {
   // kube-scheduler scores with non-zero requests: a container without a cpu (memory) request counts 100m
   // (200Mi), an explicit 0 stays 0, a limit counts as the request, init containers by the max rule, plus
@@ -344,7 +371,7 @@ TEST(ConvertTest, ApplyPodGroupStatusOnlyReportsRealChanges) {
   EXPECT_FALSE(ApplyPodGroupStatus(u, "2026-11-22T09:00:05Z", &st)) << "same decision: no write";
   u.phase = sched::PodGroupPhase::kRunning;
   u.running = 4;
-  u.conditions = {{"Scheduled", "True", "", "tasks in gang are ready to be scheduled", {}}};
+  u.conditions = {{"Scheduled", "True", "tasks in gang are ready to be scheduled", "", {}}};
   EXPECT_TRUE(ApplyPodGroupStatus(u, "2026-11-22T09:00:10Z", &st));
   EXPECT_EQ(st.running, 4);
   ASSERT_EQ(st.conditions.size(), 2u) << "conditions are merged by type";

@@ -69,6 +69,9 @@ bool IsImplicitGangOfOne(const api::Pod& pod, const std::set<std::string>& names
 // the pod's requests, queue from the pod's `scheduling.volcano.sh/queue-name` annotation (else
 // `default_queue`), the pod's priority class, network topology from the pod's annotations.
 sched::JobInfo ImplicitJobInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::string& default_queue);
+// volcano.sh/preemptable read as Volcano reads it: the annotation, else the label; absent = true; a value
+// Go's strconv.ParseBool rejects = false.
+bool PodPreemptable(const api::ObjectMeta& meta);
 // `creation_index` is supplied by the caller (monotone by creationTimestamp then arrival; see cache).
 sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names);
 sched::TaskStatus PodStatusOf(const api::Pod& pod);
