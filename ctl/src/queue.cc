@@ -114,6 +114,10 @@ void RegisterOperate(CLI::App* queue, Runner& runner) {
         if (f->action.empty()) return "action can not be null";
         if (f->action != "open" && f->action != "close" && f->action != "update")
           return "action " + f->action + " invalid, valid actions are open, close and update";
+        // The controller would refuse the Command anyway (Volcano's too); saying so here spares a Command that
+        // can only fail and tells the user at once.
+        if (f->action == "close" && f->name == api::kRootQueue)
+          return "the root queue cannot be closed: every queue is under it";
         return "";
       },
       [f, app](Context& ctx) {

@@ -1000,9 +1000,10 @@ Actions Planner::Run() {
   }
   Ttl();
 
+  // Volcano's exact text, trailing space included: tools and alerts match Event messages as strings. (The
+  // triggering event is in the controller's log line for the action.)
   if (action != api::kActionSyncJob)
-    out_.events.push_back({Str(api::kEventTypeNormal), "ExecuteAction",
-                           "Start to execute action " + action + " (event " + event + ")"});
+    out_.events.push_back({Str(api::kEventTypeNormal), "ExecuteAction", "Start to execute action " + action + " "});
   if (api::ToJson(st_) != api::ToJson(job_.status)) out_.update_status = st_;
   return std::move(out_);
 }

@@ -297,7 +297,8 @@ class Controllers {
         jc->Enqueue(key);
         if (auto j = jobs->Get(key))
           recorder->Event(kube::ReferenceTo(*j), kube::EventType::kNormal, std::string(api::kEventCommandIssued),
-                          "Start to execute action " + cmd.action);
+                          "Start to execute command " + cmd.action +
+                              ", and clean it up to make sure executed not more than once.");
       };
     }
     if (queue_) {

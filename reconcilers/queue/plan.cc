@@ -35,12 +35,20 @@ Actions Plan(const Observed& obs) {
   const std::string& state = q.status.state;
   auto it = q.metadata.annotations.find(std::string(api::kClosedByParentAnnotation));
   const bool marked = it != q.metadata.annotations.end() && it->second == "true";
-  const bool parent_closed = obs.parent && IsClosedOrClosing(obs.parent->status.state);
+  // `root` never closes its children: it cannot be closed through this controller, and a root whose state was
+  // written Closed by hand must not close every queue of the cluster, `default` included.
+  const bool parent_closed = obs.parent && obs.parent->metadata.name != api::kRootQueue &&
+                             IsClosedOrClosing(obs.parent->status.state);
 
   a.set_parent_root = q.spec.parent.empty() && q.metadata.name != api::kRootQueue;
 
   std::string action = obs.command.value_or(std::string(api::kActionSyncQueue));
-  if (action == api::kActionOpenQueue && parent_closed) {
+  if (action == api::kActionCloseQueue && q.metadata.name == api::kRootQueue) {
+    // Volcano refuses too (it only logs); a Warning Event tells the one who issued the Command.
+    a.events.push_back({"Warning", "CloseQueueRejected",
+                        "the root queue cannot be closed: every queue is under it, so closing it would close them all"});
+    action = std::string(api::kActionSyncQueue);
+  } else if (action == api::kActionOpenQueue && parent_closed) {
     a.events.push_back({"Warning", "OpenQueueRejected",
                         "queue " + q.metadata.name + " cannot open while its parent " + obs.parent->metadata.name +
                             " is " + obs.parent->status.state});
@@ -59,11 +67,20 @@ Actions Plan(const Observed& obs) {
     }
   }
   a.action = action;
+  // Every open leaves volcano.sh/closed-by-parent: "false" behind, as Volcano's controller does (tools that
+  // read the annotation see the same value); an explicit close that clears a parent's mark writes it too.
+  const bool annotated_false = it != q.metadata.annotations.end() && it->second == "false";
+  if (action == api::kActionOpenQueue && !annotated_false) a.closed_by_parent = false;
+  if (a.closed_by_parent && !*a.closed_by_parent && annotated_false) a.closed_by_parent.reset();
   std::string next = NextState(state, action, PodGroupCount(obs));
   if (next != state) {
     a.set_state = next;
-    // A new queue's first state write is not news.
-    if (!state.empty()) a.events.push_back({"Normal", action, "queue state " + state + " -> " + next});
+    // A new queue's first state write is not news. A close keeps Volcano's text; the open event (Volcano
+    // records none) says where the queue came from.
+    if (!state.empty())
+      a.events.push_back({"Normal", action,
+                          action == api::kActionCloseQueue ? std::string("Close queue succeed")
+                                                           : "queue state " + state + " -> " + next});
   }
   return a;
 }

@@ -13,7 +13,8 @@
 //   * parent Closed/Closing and this queue Open -> close it and mark it volcano.sh/closed-by-parent=true;
 //   * parent open again and this queue marked -> open it and remove the mark (only marked children reopen);
 //   * OpenQueue on a queue whose parent is Closed/Closing is refused (Warning event);
-//   * an explicit Open/CloseQueue removes the mark: the user decided, the parent no longer does.
+//   * an explicit Open/CloseQueue removes the mark: the user decided, the parent no longer does;
+//   * CloseQueue on `root` is refused (Warning event), and a `root` that is Closed anyway closes no child.
 #pragma once
 
 #include <map>
@@ -43,7 +44,7 @@ struct EventRecord {
 
 struct Actions {
   bool set_parent_root = false;                // merge-patch spec.parent = "root"
-  std::optional<bool> closed_by_parent;        // true: set the annotation; false: remove it
+  std::optional<bool> closed_by_parent;        // the value to write to volcano.sh/closed-by-parent
   std::optional<std::string> set_state;        // merge-patch status.state
   std::vector<EventRecord> events;
   std::string action;                          // the effective action, for logs and tests

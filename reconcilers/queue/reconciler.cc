@@ -104,7 +104,7 @@ kube::ReconcileResult QueueReconciler::Reconcile(const std::string& key) {
     if (a.set_parent_root) patch["spec"]["parent"] = std::string(api::kRootQueue);
     if (a.closed_by_parent) {
       const std::string k(api::kClosedByParentAnnotation);
-      patch["metadata"]["annotations"][k] = *a.closed_by_parent ? api::json("true") : api::json(nullptr);
+      patch["metadata"]["annotations"][k] = *a.closed_by_parent ? "true" : "false";
     }
     auto r = client.Patch(res, "", key, kube::PatchType::kMerge, patch);
     if (!r.ok()) return kube::ReconcileResult::Error(r.status().Annotate("patching queue " + key));

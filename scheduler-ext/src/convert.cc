@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -409,6 +411,96 @@ sched::TaskStatus PodStatusOf(const api::Pod& pod) {
   return sched::TaskStatus::kUnknown;
 }
 
+namespace {
+// Go's strconv.ParseBool, which is how Volcano reads the value.
+std::optional<bool> ParseGoBool(std::string_view v) {
+  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
+  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
+  return std::nullopt;
+}
+}  // namespace
+
+// Keeps only what scheduling reads from a pod before it is decoded into the cache: at 100k pods the
+// informer's memory is dominated by env, volumes, probes and container statuses, none of which matter here.
+void CompactPodForCache(api::json* j) {
+  api::StripForCache(j);
+  if (!j->is_object()) return;
+  if (auto m = j->find("metadata"); m != j->end() && m->is_object()) {
+    // Annotations can be large (kubectl last-applied); keep only the ones the scheduler reads.
+    if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
+      api::json keep = api::json::object();
+      for (std::string_view k : {api::kPodGroupAnnotation, api::kTaskSpecKey, api::kSchedulingQueueNameAnnotation,
+                                 api::kPreemptableKey,
+                                 api::kNetworkTopologyModeAnnotation, api::kNetworkTopologyHighestTierAnnotation,
+                                 api::kAscend910Resource, std::string_view("huawei.com/AscendReal"),
+                                 api::kVgpuIdsAnnotation, api::kGpuUseTypeAnnotation, api::kGpuNoUseTypeAnnotation,
+                                 api::kVgpuUseUuidAnnotation, api::kVgpuNoUseUuidAnnotation,
+                                 api::kRunningEstimateAnnotation, api::kSlaWaitingTimeAnnotation,
+                                 api::kSlaWaitingTimeShortAnnotation})
+        if (auto it = a->find(std::string(k)); it != a->end()) keep[std::string(k)] = *it;
+      *a = std::move(keep);
+    }
+    // Only whether the pod has a controlling owner matters (a plain pod without one is a gang of one).
+    if (auto o = m->find("ownerReferences"); o != m->end() && o->is_array()) {
+      api::json keep = api::json::array();
+      for (auto& r : *o)
+        if (r.is_object() && r.value("controller", false)) keep.push_back(std::move(r));
+      if (keep.empty()) m->erase(o);
+      else *o = std::move(keep);
+    }
+  }
+  if (auto s = j->find("spec"); s != j->end() && s->is_object()) {
+    for (const char* k : {"securityContext", "imagePullSecrets", "hostAliases", "readinessGates", "dnsConfig"})
+      s->erase(k);
+    // Only claims matter (volume predicates); configMap, secret and the other sources go.
+    if (auto vs = s->find("volumes"); vs != s->end() && vs->is_array()) {
+      api::json claims = api::json::array();
+      for (auto& v : *vs)
+        if (v.is_object() && v.contains("persistentVolumeClaim"))
+          claims.push_back({{"name", v.value("name", "")}, {"persistentVolumeClaim", v["persistentVolumeClaim"]}});
+      if (claims.empty()) s->erase(vs);
+      else *vs = std::move(claims);
+    }
+    for (const char* list : {"containers", "initContainers"}) {
+      auto cs = s->find(list);
+      if (cs == s->end() || !cs->is_array()) continue;
+      for (auto& c : *cs) {
+        if (!c.is_object()) continue;
+        api::json slim = api::json::object();
+        if (c.contains("name")) slim["name"] = c["name"];
+        if (c.contains("image")) slim["image"] = c["image"];
+        if (c.contains("resources")) slim["resources"] = c["resources"];
+        // Host ports are a predicate (NodePorts); ports without one bind nothing on the node.
+        if (auto ports = c.find("ports"); ports != c.end() && ports->is_array()) {
+          api::json held = api::json::array();
+          for (auto& port : *ports)
+            if (port.is_object() && port.value("hostPort", 0) > 0) held.push_back(std::move(port));
+          if (!held.empty()) slim["ports"] = std::move(held);
+        }
+        c = std::move(slim);
+      }
+    }
+    s->erase("ephemeralContainers");
+  }
+  if (auto st = j->find("status"); st != j->end() && st->is_object()) {
+    api::json slim = api::json::object();
+    // startTime: with its job's running estimate, when the pod is expected to free its node (reservations).
+    for (const char* k : {"phase", "nominatedNodeName", "startTime"})
+      if (st->contains(k)) slim[k] = (*st)[k];
+    *st = std::move(slim);
+  }
+}
+
+bool PodPreemptable(const api::ObjectMeta& meta) {
+  // The annotation wins over the label (the job controller copies the job's annotation to annotations and its
+  // label to labels). A value that is not a boolean protects the pod: Volcano treats a malformed value as
+  // "not preemptable", the safe reading of a key whose only purpose is protection.
+  const std::string key(api::kPreemptableKey);
+  if (auto it = meta.annotations.find(key); it != meta.annotations.end()) return ParseGoBool(it->second).value_or(false);
+  if (auto it = meta.labels.find(key); it != meta.labels.end()) return ParseGoBool(it->second).value_or(false);
+  return true;
+}
+
 sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names) {
   sched::TaskInfo t;
   t.uid = pod.metadata.uid;
@@ -440,6 +532,7 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
       t.claims.push_back(v.persistent_volume_claim->claim_name);
   t.priority = pod.spec.priority.value_or(0);
   t.priority_class_name = pod.spec.priority_class_name;  // conformance never evicts system-*-critical pods
+  t.preemptable = PodPreemptable(pod.metadata);
   t.status = PodStatusOf(pod);
   t.node = pod.spec.node_name;
   t.labels = pod.metadata.labels;

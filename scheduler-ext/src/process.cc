@@ -42,76 +42,6 @@ namespace metrics = kube::metrics;
 
 namespace {
 
-// Keeps only what scheduling reads from a pod before it is decoded into the cache: at 100k pods the
-// informer's memory is dominated by env, volumes, probes and container statuses, none of which matter here.
-void CompactPod(json* j) {
-  api::StripForCache(j);
-  if (!j->is_object()) return;
-  if (auto m = j->find("metadata"); m != j->end() && m->is_object()) {
-    // Annotations can be large (kubectl last-applied); keep only the ones the scheduler reads.
-    if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
-      json keep = json::object();
-      for (std::string_view k : {api::kPodGroupAnnotation, api::kTaskSpecKey, api::kSchedulingQueueNameAnnotation,
-                                 api::kNetworkTopologyModeAnnotation, api::kNetworkTopologyHighestTierAnnotation,
-                                 api::kAscend910Resource, std::string_view("huawei.com/AscendReal"),
-                                 api::kVgpuIdsAnnotation, api::kGpuUseTypeAnnotation, api::kGpuNoUseTypeAnnotation,
-                                 api::kVgpuUseUuidAnnotation, api::kVgpuNoUseUuidAnnotation,
-                                 api::kRunningEstimateAnnotation, api::kSlaWaitingTimeAnnotation,
-                                 api::kSlaWaitingTimeShortAnnotation})
-        if (auto it = a->find(std::string(k)); it != a->end()) keep[std::string(k)] = *it;
-      *a = std::move(keep);
-    }
-    // Only whether the pod has a controlling owner matters (a plain pod without one is a gang of one).
-    if (auto o = m->find("ownerReferences"); o != m->end() && o->is_array()) {
-      json keep = json::array();
-      for (auto& r : *o)
-        if (r.is_object() && r.value("controller", false)) keep.push_back(std::move(r));
-      if (keep.empty()) m->erase(o);
-      else *o = std::move(keep);
-    }
-  }
-  if (auto s = j->find("spec"); s != j->end() && s->is_object()) {
-    for (const char* k : {"securityContext", "imagePullSecrets", "hostAliases", "readinessGates", "dnsConfig"})
-      s->erase(k);
-    // Only claims matter (volume predicates); configMap, secret and the other sources go.
-    if (auto vs = s->find("volumes"); vs != s->end() && vs->is_array()) {
-      json claims = json::array();
-      for (auto& v : *vs)
-        if (v.is_object() && v.contains("persistentVolumeClaim"))
-          claims.push_back({{"name", v.value("name", "")}, {"persistentVolumeClaim", v["persistentVolumeClaim"]}});
-      if (claims.empty()) s->erase(vs);
-      else *vs = std::move(claims);
-    }
-    for (const char* list : {"containers", "initContainers"}) {
-      auto cs = s->find(list);
-      if (cs == s->end() || !cs->is_array()) continue;
-      for (auto& c : *cs) {
-        if (!c.is_object()) continue;
-        json slim = json::object();
-        if (c.contains("name")) slim["name"] = c["name"];
-        if (c.contains("image")) slim["image"] = c["image"];
-        if (c.contains("resources")) slim["resources"] = c["resources"];
-        // Host ports are a predicate (NodePorts); ports without one bind nothing on the node.
-        if (auto ports = c.find("ports"); ports != c.end() && ports->is_array()) {
-          json held = json::array();
-          for (auto& port : *ports)
-            if (port.is_object() && port.value("hostPort", 0) > 0) held.push_back(std::move(port));
-          if (!held.empty()) slim["ports"] = std::move(held);
-        }
-        c = std::move(slim);
-      }
-    }
-    s->erase("ephemeralContainers");
-  }
-  if (auto st = j->find("status"); st != j->end() && st->is_object()) {
-    json slim = json::object();
-    // startTime: with its job's running estimate, when the pod is expected to free its node (reservations).
-    for (const char* k : {"phase", "nominatedNodeName", "startTime"})
-      if (st->contains(k)) slim[k] = (*st)[k];
-    *st = std::move(slim);
-  }
-}
-
 // kube-system ConfigMaps are read for the Ascend device plugins' card reports only: every other one is cut to
 // its key, and a report keeps nothing but its DeviceInfoCfg.
 void CompactDeviceInfo(json* j) {
@@ -523,7 +453,7 @@ core::Status SchedulerProcess::Impl::Start() {
   extender_ = std::move(*e);
   auto& f = *deps_.informers;
   kube::InformerOptions pod_opts;
-  pod_opts.transform = CompactPod;
+  pod_opts.transform = CompactPodForCache;
   pod_opts.drop_unknown_fields = true;
   pods_ = f.For<api::Pod>(&pod_opts);
   kube::InformerOptions slim;
@@ -759,13 +689,17 @@ void SchedulerProcess::Impl::RegisterHandlers() {
         PushWatch(false, [this, name = q->metadata.name] { core_->state().RemoveQueue(name); });
       },
   });
-  auto set_pc = [this](std::string name, int32_t value) {
-    PushWatch(false, [this, name = std::move(name), value] { core_->state().SetPriorityClass(name, value); });
+  auto set_pc = [this](std::string name, int32_t value, bool global_default) {
+    PushWatch(false, [this, name = std::move(name), value, global_default] {
+      core_->state().SetPriorityClass(name, value, global_default);
+    });
   };
   pcs_->AddEventHandler({
-      .on_add = [=](const auto& pc) { set_pc(pc->metadata.name, pc->value); },
-      .on_update = [=](const auto&, const auto& pc) { set_pc(pc->metadata.name, pc->value); },
-      .on_delete = [=](const auto& pc) { set_pc(pc->metadata.name, 0); },
+      .on_add = [=](const auto& pc) { set_pc(pc->metadata.name, pc->value, pc->global_default); },
+      .on_update = [=](const auto&, const auto& pc) { set_pc(pc->metadata.name, pc->value, pc->global_default); },
+      .on_delete = [this](const auto& pc) {
+        PushWatch(false, [this, name = pc->metadata.name] { core_->state().RemovePriorityClass(name); });
+      },
   });
   // Volumes: a claim binding, a volume appearing or a class changing can make a waiting pod placeable.
   claims_->AddEventHandler({

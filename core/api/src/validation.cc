@@ -599,6 +599,8 @@ FieldErrors ValidateQueue(AdmissionOp op, const Queue* old_queue, const Queue& q
   if (spec.priority < 0) errs.push_back({"spec.priority", "must be greater than or equal to 0"});
   if (!queue.status.state.empty() && queue.status.state != kQueueStateOpen && queue.status.state != kQueueStateClosed)
     errs.push_back({"status.state", "queue state must be in [Open Closed]"});
+  else if (name == kRootQueue && queue.status.state == kQueueStateClosed)
+    errs.push_back({"status.state", "the root queue cannot be closed: every queue is under it"});
   ValidateQuantitiesNonNegative(spec.capability, "spec.capability", &errs);
   ValidateQuantitiesNonNegative(spec.deserved, "spec.deserved", &errs);
   ValidateQuantitiesNonNegative(spec.guarantee.resource, "spec.guarantee.resource", &errs);

@@ -370,9 +370,11 @@ void ClusterState::UpsertPod(const TaskInfo& in) {
                  (!OccupiesNode(incoming.status) || incoming.node != old.node ||
                   incoming.status == TaskStatus::kReleasing || !incoming.request.LessEqual(old.request));
     const bool old_occupied = OccupiesNode(old.status);
+    // A pod losing its volcano.sh/preemptable: "false" mark is a new possible victim.
+    const bool became_preemptable = incoming.preemptable && !old.preemptable;
     RemovePod(in.uid);  // destroys `old`
     if (!frees) --capacity_epoch_;  // RemovePod bumped it; this update frees nothing
-    if (OccupiesNode(incoming.status) && !old_occupied) BumpVictims();
+    if ((OccupiesNode(incoming.status) && !old_occupied) || became_preemptable) BumpVictims();
   }
   incoming.shape = InternShape(incoming);
   auto owned = std::make_unique<TaskInfo>(std::move(incoming));
@@ -428,8 +430,8 @@ void ClusterState::UpsertJob(const JobInfo& in) {
   ++generation_;
   auto it = jobs_.find(in.key);
   JobInfo j = in;
-  auto pc = priority_classes_.find(j.priority_class_name);
-  if (pc != priority_classes_.end()) j.priority = pc->second;
+  j.caller_priority = in.priority;
+  j.priority = ResolvedPriority(j);
   if (it != jobs_.end()) {
     JobInfo& old = it->second;
     // A PodGroup that exists is never replaced by a stand-in for one that does not.
@@ -503,16 +505,39 @@ void ClusterState::RemoveJob(const std::string& key) {
   BumpCapacity();
 }
 
-void ClusterState::SetPriorityClass(const std::string& name, int32_t value) {
-  ++generation_;
-  priority_classes_[name] = value;
-  BumpVictims();
+int32_t ClusterState::ResolvedPriority(const JobInfo& j) const {
+  if (auto pc = priority_classes_.find(j.priority_class_name); pc != priority_classes_.end()) return pc->second;
+  // A plain pod's stand-in carries the pod's priority, which the API server resolved when the pod was created.
+  if (!j.implicit && !default_priority_class_.empty())
+    if (auto d = priority_classes_.find(default_priority_class_); d != priority_classes_.end()) return d->second;
+  return j.caller_priority;
+}
+
+void ClusterState::ResolvePriorities() {
   for (auto& [k, j] : jobs_) {
-    if (j.priority_class_name == name && j.priority != value) {
-      j.priority = value;
+    int32_t p = ResolvedPriority(j);
+    if (j.priority != p) {
+      j.priority = p;
       ++j.version;
     }
   }
+}
+
+void ClusterState::SetPriorityClass(const std::string& name, int32_t value, bool global_default) {
+  ++generation_;
+  priority_classes_[name] = value;
+  if (global_default) default_priority_class_ = name;
+  else if (default_priority_class_ == name) default_priority_class_.clear();
+  BumpVictims();
+  ResolvePriorities();
+}
+
+void ClusterState::RemovePriorityClass(const std::string& name) {
+  ++generation_;
+  priority_classes_.erase(name);
+  if (default_priority_class_ == name) default_priority_class_.clear();
+  BumpVictims();
+  ResolvePriorities();
 }
 
 // --------------------------------------------------------------------------------------------- queues

@@ -406,7 +406,9 @@ void Scheduler::WriteStatus(Session& ssn) {
                                    " tasks in gang unschedulable: " + fe->second.message,
                                {}};
     } else if (scheduled) {
-      cond = PodGroupCondition{"Scheduled", "True", "", "tasks in gang are ready to be scheduled", {}};
+      // Volcano's gang plugin puts the sentence in the reason and leaves the message empty; tools that read
+      // the condition see the same fields.
+      cond = PodGroupCondition{"Scheduled", "True", "tasks in gang are ready to be scheduled", "", {}};
     }
     // conditions: [the cycle's Scheduled/Unschedulable (Volcano's), then Tephra's Queued], each optional.
     const PodGroupCondition* prev_main =
@@ -441,7 +443,7 @@ void Scheduler::WriteStatus(Session& ssn) {
       u.conditions = {*cond};
       if (!same) {
         out.events.push_back({"PodGroup", j.ns, j.name, cond->type == "Scheduled" ? "Normal" : "Warning",
-                              cond->type, cond->message});
+                              cond->type, cond->message.empty() ? cond->reason : cond->message});
       }
     } else if (prev_main) {
       u.conditions = {*prev_main};

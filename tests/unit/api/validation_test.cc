@@ -500,6 +500,13 @@ TEST(ValidateQueueTest, SpecRules) {
   ExpectOnly(ValidateQueue(AdmissionOp::kCreate, nullptr, state, l), "status.state", "queue state must be in [Open Closed]");
   state.status.state = "Closed";
   EXPECT_TRUE(ValidateQueue(AdmissionOp::kCreate, nullptr, state, l).empty());
+  // root cannot be closed (Volcano's controller refuses it; closing it would close every queue).
+  Queue root = MakeQueue("root", "");
+  Queue closed_root = root;
+  closed_root.status.state = "Closed";
+  ExpectOnly(ValidateQueue(AdmissionOp::kUpdate, &root, closed_root, l), "status.state",
+             "the root queue cannot be closed: every queue is under it");
+  EXPECT_TRUE(ValidateQueue(AdmissionOp::kUpdate, &root, root, l).empty());
 }
 
 TEST(ValidateQueueTest, HierarchyAnnotations) {

@@ -355,6 +355,10 @@ TEST_F(QueueTest, OperateOpenCloseCreateCommandsUpdatePatches) {
   EXPECT_EQ(err_.str(), "Failed to operate queue: action can not be null\n");
   EXPECT_EQ(Run({"queue", "operate", "-n", "research", "-a", "drain"}), kExitUsage);
   EXPECT_EQ(err_.str(), "Failed to operate queue: action drain invalid, valid actions are open, close and update\n");
+  fake_->ClearActions();
+  EXPECT_EQ(Run({"queue", "operate", "-n", "root", "-a", "close"}), kExitUsage);
+  EXPECT_EQ(err_.str(), "Failed to operate queue: the root queue cannot be closed: every queue is under it\n");
+  EXPECT_TRUE(Writes().empty()) << "no Command is created";
 }
 
 // ------------------------------------------------------------------------------------ suspend / resume / run

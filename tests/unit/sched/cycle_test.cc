@@ -51,6 +51,9 @@ TEST(Cycle, TwoWholeClusterGangsOneWinsOtherBindsNothing) {
   ASSERT_NE(pa, nullptr);
   EXPECT_EQ(pa->phase, PodGroupPhase::kRunning);
   EXPECT_EQ(pa->conditions[0].type, "Scheduled");
+  // Volcano's fields: the sentence is the reason, the message is empty.
+  EXPECT_EQ(pa->conditions[0].reason, "tasks in gang are ready to be scheduled");
+  EXPECT_EQ(pa->conditions[0].message, "");
   // Nothing is freed: the loser keeps binding nothing.
   r = c.Run();
   EXPECT_TRUE(r.binds.empty());

@@ -456,7 +456,7 @@ class Episode {
         continue;
       }
       const std::string job = pods_[e.task_uid].job;
-      Log("evicted " + e.task_uid + " from " + e.node + " (" + e.reason + ")");
+      Log("evicted " + e.task_uid + " from " + e.node + " (" + e.reason + (e.preemptor.empty() ? "" : " for " + e.preemptor) + ")");
       RemovePodEverywhere(e.task_uid);
       if (jobs_.count(job) && Chance(70)) AddPod(job);
     }
@@ -493,10 +493,15 @@ class Episode {
       ++jobs_bound[t->job];
       if (const JobInfo* j = st().FindJob(t->job)) queue_asked[j->queue] += t->request;
     }
+    // Preempt and reclaim take victims one by one, as Volcano does, so the same cycle may complete a gang and
+    // then take one of its members for a more important job: that member counts as placed for the commit.
+    std::map<std::string, int> evicted_for_others;
+    for (const auto& e : res.evictions)
+      if (e.reason != "GangTimeout" && !e.job.empty()) ++evicted_for_others[e.job];
     for (const auto& [key, n] : jobs_bound) {
       const JobInfo* j = st().FindJob(key);
       if (!j) continue;
-      int placed = 0;
+      int placed = evicted_for_others.count(key) ? evicted_for_others[key] : 0;
       st().ForEachTaskOfJob(key, [&](const TaskInfo& t) {
         // Gang's "ready" counts pending best-effort pods too (Volcano's rule): backfill places them one by one.
         placed += t.status == TaskStatus::kBinding || t.status == TaskStatus::kBound || t.status == TaskStatus::kRunning ||

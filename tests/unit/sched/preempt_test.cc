@@ -173,19 +173,91 @@ TEST(Preempt, FailedVictimSearchIsNotRepeatedWhileNothingChanges) {
   EXPECT_EQ(c.Run().binds.size(), 3u);
 }
 
-TEST(Preempt, VictimGangBelowMinMemberGoesWhole) {
+// Volcano evicts victims one by one, only until each preemptor task fits; it never takes a whole victim job
+// because one of its tasks goes. With Helm's configuration (gang's enablePreemptable off) a default gang,
+// minAvailable = replicas, loses as many pods as the preemptor needs and no more.
+TEST(Preempt, VictimsGoOneByOneUntilThePreemptorFitsNeverTheWholeGang) {
   Cluster c(EvictConf());
   c.Queue("default");
   c.Node("n0", 4000, 16 * kGi);
   c.Node("n1", 4000, 16 * kGi);
   Resource one = Resource::CpuMem(1000, kGi);
-  // A gang of 8 with minMember 8: evicting any of it breaks it, so all 8 go (on both nodes).
   RunningJob(c, "gang", 8, 8, one, {"n0", "n1"}, "default", 1);
   PendingJob(c, "high", 2, 2, one, "default", 100);
   CycleResult r = c.Run();
-  EXPECT_EQ(r.evictions.size(), 8u);
+  EXPECT_EQ(r.evictions.size(), 2u);
   EXPECT_EQ(VictimJobs(r), std::set<std::string>{"ns/gang"});
-  EXPECT_EQ(CountStatus(c, "ns/gang", TaskStatus::kRunning), 0);
+  EXPECT_EQ(CountStatus(c, "ns/gang", TaskStatus::kRunning), 6);
+}
+
+SchedulerConf GangPreemptableConf() {
+  SchedulerConf c = EvictConf();
+  for (auto& p : c.tiers[0].plugins)
+    if (p.name == "gang") p.enable_preemptable = true;
+  return c;
+}
+
+// With gang's enablePreemptable on, only tasks above minAvailable are offered: a default gang is never a
+// victim, and an elastic one gives up its surplus only.
+TEST(Preempt, GangPreemptableOffersOnlyTasksAboveMinAvailable) {
+  {
+    Cluster c(GangPreemptableConf());
+    c.Queue("default");
+    c.Node("n0", 4000, 16 * kGi);
+    c.Node("n1", 4000, 16 * kGi);
+    Resource one = Resource::CpuMem(1000, kGi);
+    RunningJob(c, "gang", 8, 8, one, {"n0", "n1"}, "default", 1);
+    PendingJob(c, "high", 1, 1, one, "default", 100);
+    for (int cycle = 0; cycle < 2; ++cycle) EXPECT_TRUE(c.Run().evictions.empty());
+    EXPECT_EQ(CountStatus(c, "ns/gang", TaskStatus::kRunning), 8);
+  }
+  {
+    Cluster c(GangPreemptableConf());
+    c.Queue("default");
+    c.Node("n0", 4000, 16 * kGi);
+    c.Node("n1", 4000, 16 * kGi);
+    Resource one = Resource::CpuMem(1000, kGi);
+    RunningJob(c, "elastic", 8, 6, one, {"n0", "n1"}, "default", 1);
+    PendingJob(c, "three", 3, 3, one, "default", 100);  // needs 3, the surplus is 2: nothing is evicted
+    EXPECT_TRUE(c.Run().evictions.empty());
+    EXPECT_EQ(CountStatus(c, "ns/elastic", TaskStatus::kRunning), 8);
+  }
+  {
+    Cluster c(GangPreemptableConf());
+    c.Queue("default");
+    c.Node("n0", 4000, 16 * kGi);
+    c.Node("n1", 4000, 16 * kGi);
+    Resource one = Resource::CpuMem(1000, kGi);
+    RunningJob(c, "elastic", 8, 6, one, {"n0", "n1"}, "default", 1);
+    PendingJob(c, "two", 2, 2, one, "default", 100);
+    CycleResult r = c.Run();
+    EXPECT_EQ(r.evictions.size(), 2u);
+    EXPECT_EQ(CountStatus(c, "ns/elastic", TaskStatus::kRunning), 6);
+  }
+}
+
+// volcano.sh/preemptable: "false" keeps a pod out of every victim list, in preempt and in reclaim.
+TEST(Preempt, PodsMarkedNotPreemptableAreNeverVictims) {
+  Cluster c(EvictConf());
+  c.Queue("default");
+  c.Node("n0", 4000, 16 * kGi);
+  Resource one = Resource::CpuMem(1000, kGi);
+  JobInfo low = RunningJob(c, "low", 4, 1, one, {"n0"}, "default", 1);
+  std::vector<TaskInfo> tasks;
+  for (const TaskInfo* t : c.st().TasksOfJob(low.key)) tasks.push_back(*t);
+  std::sort(tasks.begin(), tasks.end(), [](const TaskInfo& a, const TaskInfo& b) { return a.uid < b.uid; });
+  for (TaskInfo& t : tasks) {
+    t.preemptable = false;
+    c.st().UpsertPod(t);
+  }
+  PendingJob(c, "high", 1, 1, one, "default", 100);
+  for (int cycle = 0; cycle < 2; ++cycle) EXPECT_TRUE(c.Run().evictions.empty());
+  // One pod loses the mark: it, and only it, is the victim.
+  tasks[2].preemptable = true;
+  c.st().UpsertPod(tasks[2]);
+  CycleResult r = c.Run();
+  ASSERT_EQ(r.evictions.size(), 1u);
+  EXPECT_EQ(r.evictions[0].task_uid, tasks[2].uid);
 }
 
 TEST(Preempt, CriticalPodsAreNeverVictims) {
@@ -281,6 +353,21 @@ TEST(Reclaim, RestoresOneToOneSplitBetweenWeightOneQueues) {
 TEST(Reclaim, NonReclaimableQueueIsNotReclaimed) {
   Cluster c(EvictConf());
   BuildReclaim(c, false);
+  for (int cycle = 0; cycle < 3; ++cycle) EXPECT_TRUE(c.Run().evictions.empty());
+  EXPECT_EQ(c.st().FindQueue("a")->allocated.Get(kCpu), 16000);
+}
+
+TEST(Reclaim, PodsMarkedNotPreemptableAreNeverReclaimed) {
+  Cluster c(EvictConf());
+  BuildReclaim(c, true);
+  for (int i = 0; i < 16; ++i) {
+    std::vector<TaskInfo> copies;
+    for (const TaskInfo* t : c.st().TasksOfJob("ns/a" + std::to_string(i))) copies.push_back(*t);
+    for (TaskInfo& t : copies) {
+      t.preemptable = false;
+      c.st().UpsertPod(t);
+    }
+  }
   for (int cycle = 0; cycle < 3; ++cycle) EXPECT_TRUE(c.Run().evictions.empty());
   EXPECT_EQ(c.st().FindQueue("a")->allocated.Get(kCpu), 16000);
 }

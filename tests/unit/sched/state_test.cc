@@ -23,6 +23,51 @@ TEST(Resource, FitsOnlyRequestedDimensions) {
   EXPECT_FALSE(Resource::Cpu(1).IsBestEffort());
 }
 
+// A PriorityClass with globalDefault: true gives its value to every PodGroup whose priorityClassName is empty
+// or names no class (Volcano's scheduler cache); a plain pod's stand-in keeps the pod's own priority, and
+// the default going away takes its value with it.
+TEST(ClusterState, GlobalDefaultPriorityClassResolvesPodGroupsWithoutAClass) {
+  ClusterState st;
+  auto job = [&](const std::string& name, const std::string& pc, bool implicit = false, int32_t prio = 0) {
+    JobInfo j;
+    j.key = "ns/" + name;
+    j.name = name;
+    j.uid = "uid-" + name;
+    j.priority_class_name = pc;
+    j.implicit = implicit;
+    j.priority = prio;
+    st.UpsertJob(j);
+  };
+  auto prio = [&](const std::string& name) { return st.FindJob("ns/" + name)->priority; };
+  st.SetPriorityClass("low", 5);
+  job("none", "");
+  job("low", "low");
+  job("unknown", "nope");
+  job("plain", "", /*implicit=*/true, 7);
+  EXPECT_EQ(prio("none"), 0);
+  EXPECT_EQ(prio("unknown"), 0);
+  const uint64_t before = st.FindJob("ns/none")->version;
+  st.SetPriorityClass("normal", 1000, /*global_default=*/true);
+  EXPECT_EQ(prio("none"), 1000);
+  EXPECT_GT(st.FindJob("ns/none")->version, before) << "a changed priority is news to the job's memos";
+  EXPECT_EQ(prio("unknown"), 1000);
+  EXPECT_EQ(prio("low"), 5);
+  EXPECT_EQ(prio("plain"), 7);
+  job("later", "");  // a PodGroup arriving after the class
+  EXPECT_EQ(prio("later"), 1000);
+  // No longer the default (an update), then gone.
+  st.SetPriorityClass("normal", 1000, /*global_default=*/false);
+  EXPECT_EQ(prio("none"), 0);
+  st.SetPriorityClass("normal", 2000, /*global_default=*/true);
+  EXPECT_EQ(prio("later"), 2000);
+  st.RemovePriorityClass("normal");
+  EXPECT_EQ(prio("none"), 0);
+  EXPECT_EQ(prio("later"), 0);
+  EXPECT_EQ(prio("plain"), 7);
+  st.RemovePriorityClass("low");
+  EXPECT_EQ(prio("low"), 0);
+}
+
 TEST(ResourceRegistry, InternsUpToCapacity) {
   ResourceRegistry r;
   EXPECT_EQ(*r.Find("cpu"), kCpu);

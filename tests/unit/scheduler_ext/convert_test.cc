@@ -35,6 +35,85 @@ TEST(ConvertTest, MinResourcesQuotaKeysNormalized) {
   EXPECT_EQ(n.count("limits.cpu"), 0u);
 }
 
+// The pod informer caches pods after CompactPodForCache; whatever the conversions read must survive it. A
+// pod carrying every annotation, label and field the scheduler reads converts to the same TaskInfo and the
+// same stand-in job from the compacted form as from the original. (The compaction once dropped
+// volcano.sh/preemptable, so on the real control plane an annotated pod was offered as a victim.)
+TEST(ConvertTest, CompactedPodConvertsLikeTheOriginal) {
+  const json original = json::parse(R"({
+    "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "creationTimestamp": "2026-11-29T07:00:00Z",
+      "labels": {"app": "a", "volcano.sh/task-spec": "worker"},
+      "annotations": {"volcano.sh/preemptable": "false", "scheduling.volcano.sh/queue-name": "q1",
+        "volcano.sh/task-spec": "worker",
+        "volcano.sh/network-topology-mode": "hard", "volcano.sh/network-topology-highest-tier": "2",
+        "nvidia.com/use-gputype": "A100", "nvidia.com/nouse-gputype": "T4",
+        "volcano.sh/vgpu-use-gpuuuid": "GPU-1", "volcano.sh/vgpu-nouse-gpuuuid": "GPU-2",
+        "kubectl.kubernetes.io/last-applied-configuration": "{\"big\": true}"}},
+    "spec": {"schedulerName": "volcano", "priority": 7, "priorityClassName": "high", "nodeName": "",
+      "nodeSelector": {"pool": "a"}, "tolerations": [{"key": "k", "operator": "Exists"}],
+      "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "c1"}}, {"name": "s", "secret": {"secretName": "x"}}],
+      "containers": [{"name": "c", "image": "busybox", "env": [{"name": "A", "value": "1"}],
+        "ports": [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 81}],
+        "resources": {"requests": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}}}]},
+    "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False"}]}})");
+  json compacted = original;
+  CompactPodForCache(&compacted);
+  EXPECT_FALSE(compacted["metadata"]["annotations"].contains("kubectl.kubernetes.io/last-applied-configuration"));
+  EXPECT_FALSE(compacted["spec"]["containers"][0].contains("env"));
+  auto a = api::FromJson<api::Pod>(original);
+  auto b = api::FromJson<api::Pod>(compacted);
+  ASSERT_TRUE(a.ok() && b.ok());
+  sched::ResourceRegistry reg;
+  const sched::TaskInfo x = ToTaskInfo(*a, &reg, kNames), y = ToTaskInfo(*b, &reg, kNames);
+  EXPECT_FALSE(y.preemptable);
+  EXPECT_EQ(x.preemptable, y.preemptable);
+  EXPECT_EQ(x.job, y.job);
+  EXPECT_EQ(x.role, y.role);
+  EXPECT_EQ(x.request, y.request);
+  EXPECT_EQ(x.priority, y.priority);
+  EXPECT_EQ(x.priority_class_name, y.priority_class_name);
+  EXPECT_EQ(x.node_selector, y.node_selector);
+  EXPECT_EQ(x.labels, y.labels);
+  EXPECT_EQ(x.claims, y.claims);
+  EXPECT_EQ(x.host_ports.size(), y.host_ports.size());
+  EXPECT_EQ(x.tolerations.size(), y.tolerations.size());
+  EXPECT_TRUE(x.devices == y.devices);
+  EXPECT_TRUE(y.devices.detail != nullptr);
+  const sched::JobInfo jx = ImplicitJobInfo(*a, &reg, "default"), jy = ImplicitJobInfo(*b, &reg, "default");
+  EXPECT_EQ(jy.queue, "q1");
+  EXPECT_EQ(jx.queue, jy.queue);
+  EXPECT_EQ(jx.network_topology.mode, jy.network_topology.mode);
+  EXPECT_EQ(jx.network_topology.highest_tier_allowed, jy.network_topology.highest_tier_allowed);
+  EXPECT_EQ(jx.priority, jy.priority);
+}
+
+// volcano.sh/preemptable as Volcano reads it: the annotation, else the label; absent means preemptable; a
+// value Go's strconv.ParseBool refuses protects the pod.
+TEST(ConvertTest, PreemptableFromAnnotationElseLabelLikeVolcano) {
+  auto pod = [](const char* meta) {
+    return Decode<api::Pod>((std::string(R"({"metadata": {"name": "p", "namespace": "ns", "uid": "u1", )") + meta +
+                             R"(}, "spec": {"containers": [{"name": "c"}]}})")
+                                .c_str());
+  };
+  sched::ResourceRegistry reg;
+  EXPECT_TRUE(ToTaskInfo(pod(R"("labels": {})"), &reg, kNames).preemptable);
+  EXPECT_FALSE(ToTaskInfo(pod(R"("annotations": {"volcano.sh/preemptable": "false"})"), &reg, kNames).preemptable);
+  EXPECT_FALSE(ToTaskInfo(pod(R"("labels": {"volcano.sh/preemptable": "false"})"), &reg, kNames).preemptable);
+  EXPECT_FALSE(ToTaskInfo(pod(R"("labels": {"volcano.sh/preemptable": "F"})"), &reg, kNames).preemptable);
+  // The annotation decides when both are there.
+  EXPECT_TRUE(ToTaskInfo(pod(R"("annotations": {"volcano.sh/preemptable": "True"},
+                               "labels": {"volcano.sh/preemptable": "false"})"),
+                         &reg, kNames)
+                  .preemptable);
+  EXPECT_FALSE(ToTaskInfo(pod(R"("annotations": {"volcano.sh/preemptable": "0"},
+                                "labels": {"volcano.sh/preemptable": "true"})"),
+                          &reg, kNames)
+                   .preemptable);
+  // Not a Go boolean: not preemptable.
+  EXPECT_FALSE(ToTaskInfo(pod(R"("annotations": {"volcano.sh/preemptable": "yes"})"), &reg, kNames).preemptable);
+  EXPECT_TRUE(ToTaskInfo(pod(R"("labels": {"volcano.sh/preemptable": "1"})"), &reg, kNames).preemptable);
+}
+
 TEST(ConvertTest, ScoreRequestsDefaultUnsetContainerRequestsLikeKubeScheduler) {
   // kube-scheduler scores with non-zero requests: a container without a cpu (memory) request counts 100m
   // (200Mi), an explicit 0 stays 0, a limit counts as the request, init containers by the max rule, plus
@@ -344,7 +423,7 @@ TEST(ConvertTest, ApplyPodGroupStatusOnlyReportsRealChanges) {
   EXPECT_FALSE(ApplyPodGroupStatus(u, "2026-11-22T09:00:05Z", &st)) << "same decision: no write";
   u.phase = sched::PodGroupPhase::kRunning;
   u.running = 4;
-  u.conditions = {{"Scheduled", "True", "", "tasks in gang are ready to be scheduled", {}}};
+  u.conditions = {{"Scheduled", "True", "tasks in gang are ready to be scheduled", "", {}}};
   EXPECT_TRUE(ApplyPodGroupStatus(u, "2026-11-22T09:00:10Z", &st));
   EXPECT_EQ(st.running, 4);
   ASSERT_EQ(st.conditions.size(), 2u) << "conditions are merged by type";

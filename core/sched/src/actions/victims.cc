@@ -2,7 +2,7 @@
 // tasks, ready + pipelined below minMember) makes room by evicting victims, then pipelines its tasks onto the nodes being freed.
 //
 //   preempt  victims are tasks of other jobs in the starving job's queue; plugins answer Preemptable
-//            (priority: strictly lower priority; gang: keep minMember or take the whole job; conformance:
+//            (priority: strictly lower priority; gang: only the surplus above minMember; conformance:
 //            never critical pods; drf: share order).
 //   reclaim  the starving job's queue is not overused; victims are tasks of jobs in other, reclaimable
 //            queues; plugins answer Reclaimable (gang, conformance, proportion). The action also refuses a
@@ -20,23 +20,28 @@
 // Victim choice per preemptor task: first a node whose FutureIdle already fits (no eviction: capacity
 // released earlier, or by this job's own earlier evictions); otherwise the node that needs the fewest
 // evictions, name order breaking ties. Victims on a node go lowest TaskOrder first (reverse of the
-// scheduling order: lower priority, then younger). A victim whose job would drop below minMember takes
-// the rest of its job with it (all of them must be permitted victims), never leaving a broken gang.
+// scheduling order: lower priority, then younger), one by one, only until the preemptor task fits: as in
+// Volcano, a victim job loses only the tasks the preemptor needs. Whether a victim job may drop below its
+// minMember is the plugins' answer (gang with enablePreemptable / enableReclaimable offers only the tasks
+// above minMember); with gang's hook off (Helm's preempt setting) a victim gang can be left below its
+// minimum, and the job controller's policies (PodEvicted) decide what happens to it.
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "actions.h"
 
 namespace tephra::sched::actions {
 
 namespace {
+// A pod marked volcano.sh/preemptable: "false" is never offered to the plugins, in preempt or in reclaim
+// (Volcano filters it out before asking them), so no plugin configuration can make it a victim.
 bool IsVictimStatus(const TaskInfo& t) {
-  return (t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound) && !t.evicting && !t.node.empty();
+  return (t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound) && !t.evicting && !t.node.empty() &&
+         t.preemptable;
 }
 
 class VictimPlanner {
@@ -178,77 +183,27 @@ class VictimPlanner {
     return false;
   }
 
-  // Victims that also take the rest of their job (the job would drop below minMember): the rest, or
-  // nullopt when some of the rest is not a permitted victim.
-  // `planned` counts victims already picked per job by the plan being built (not evicted yet).
-  std::optional<std::vector<const TaskInfo*>> Closure(const TaskInfo& v, const std::map<std::string, int>& planned,
-                                                      const std::unordered_set<const TaskInfo*>& in_plan) const {
-    std::vector<const TaskInfo*> rest;
-    const JobInfo* j = v.job.empty() ? nullptr : st_.FindJob(v.job);
-    auto pit = planned.find(v.job);
-    int already = pit == planned.end() ? 0 : pit->second;
-    if (!j || j->min_member <= 0 || j->ReadyCount() - already - 1 >= j->min_member) return rest;
-    bool all_allowed = true;
-    st_.ForEachTaskOfJob(v.job, [&](const TaskInfo& t) {
-      if (!all_allowed || &t == &v || in_plan.count(&t) || !OccupiesNode(t.status) || t.status == TaskStatus::kReleasing)
-        return;
-      if (!allowed_.count(&t)) all_allowed = false;
-      else rest.push_back(&t);
-    });
-    if (!all_allowed) return std::nullopt;
-    std::sort(rest.begin(), rest.end(), [](const TaskInfo* a, const TaskInfo* b) { return a->uid < b->uid; });
-    return rest;
-  }
-
-  // Reclaim must not take a victim whose queue would fall below deserved (see the file comment).
-  bool QueueKeepsShare(const TaskInfo& v) {
-    if (!reclaim_) return true;
-    const JobInfo* j = st_.FindJob(v.job);
-    const QueueInfo* q = j ? st_.FindQueue(j->queue) : nullptr;
-    if (!q) return true;
-    return AboveDeserved(*q, q->allocated - v.request);
-  }
-
-  // Evictions needed on `node` for `t`, as the ordered victim list (closures included), or nullopt.
+  // Evictions needed on `node` for `t`, as the ordered victim list (one by one until `t` fits), or nullopt.
   std::optional<std::vector<const TaskInfo*>> PlanNode(const TaskInfo& t, const NodeInfo& n,
                                                        const std::vector<const TaskInfo*>& victims) {
     Resource avail = n.FutureIdle();
     std::vector<const TaskInfo*> plan;
-    std::unordered_set<const TaskInfo*> in_plan;
-    std::map<std::string, int> planned;
     // Queue allocations as the plan would leave them (reclaim's share guard must see earlier picks).
     std::map<std::string, Resource> qalloc;
     for (const TaskInfo* v : victims) {
       if (t.request.FitsIn(avail)) break;
-      if (in_plan.count(v) || !IsVictimStatus(*v)) continue;
-      auto rest = Closure(*v, planned, in_plan);
-      if (!rest) continue;
+      if (!IsVictimStatus(*v)) continue;
       if (reclaim_) {
-        bool keeps = true;
-        std::map<std::string, Resource> trial = qalloc;
-        auto take = [&](const TaskInfo* x) {
-          const JobInfo* j = st_.FindJob(x->job);
-          const QueueInfo* q = j ? st_.FindQueue(j->queue) : nullptr;
-          if (!q) return;
-          auto it = trial.try_emplace(q->name, q->allocated).first;
-          it->second -= x->request;
-          if (!AboveDeserved(*q, it->second)) keeps = false;
-        };
-        take(v);
-        for (const TaskInfo* x : *rest) take(x);
-        if (!keeps) continue;
-        qalloc = std::move(trial);
+        const JobInfo* j = st_.FindJob(v->job);
+        const QueueInfo* q = j ? st_.FindQueue(j->queue) : nullptr;
+        if (q) {
+          auto it = qalloc.try_emplace(q->name, q->allocated).first;
+          if (!AboveDeserved(*q, it->second - v->request)) continue;
+          it->second -= v->request;
+        }
       }
       plan.push_back(v);
-      in_plan.insert(v);
-      ++planned[v->job];
       avail += v->request;
-      for (const TaskInfo* x : *rest) {
-        if (!in_plan.insert(x).second) continue;
-        plan.push_back(x);
-        ++planned[x->job];
-        if (x->node == n.name) avail += x->request;
-      }
     }
     if (!t.request.FitsIn(avail)) return std::nullopt;
     return plan;
@@ -285,8 +240,6 @@ class VictimPlanner {
     // No permitted victim: nothing this action can do (placing onto capacity already being released is
     // allocate's job), so skip the per-task node search.
     if (permitted.empty()) return false;
-    allowed_.clear();
-    allowed_.insert(permitted.begin(), permitted.end());
     // Victims grouped per node (hash on the name, then nodes in name order for deterministic ties); each
     // node's victims are put in eviction order (the reverse of the scheduling order) the first time the node
     // is planned.
@@ -387,7 +340,6 @@ class VictimPlanner {
   bool reclaim_;
   std::string reason_;
   int max_jobs_;
-  std::unordered_set<const TaskInfo*> allowed_;
   std::optional<Resource> future_idle_;
   Resource smallest_;  // per-dimension smallest request of the job being tried
   std::map<std::string, std::vector<const TaskInfo*>> scope_;  // queue -> candidate victims (see Candidates)

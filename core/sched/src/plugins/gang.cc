@@ -16,10 +16,9 @@ class GangPlugin final : public Plugin {
     return kHookJobValid | kHookJobReady | kHookJobPipelined | kHookJobOrder | kHookPreemptable | kHookReclaimable;
   }
 
-  // A victim job either keeps minMember ready tasks (Volcano: only its surplus may go) or loses every
-  // task it has on nodes (the whole gang goes, which the job controller handles like any gang failure);
-  // never a gang left running below its minimum. The whole-job case needs all of the job's placed tasks
-  // among the candidates, so the actions pass candidates from every node at once.
+  // A victim job keeps minMember ready tasks: only its surplus is offered, and a job at or below its minimum
+  // offers nothing (Volcano's gang preemptableFn; a whole job is never offered, so with this hook on a
+  // default gang, minAvailable = replicas, is never a victim).
   // A job with sub-group policies also keeps, per policy, minSubGroups whole sub-groups: a task may go from a
   // sub-group that is already broken, or from a whole one only while enough others stay whole. Volcano's
   // preempt and reclaim check minAvailable only, and can leave, say, a tensor-parallel group one pod short
@@ -36,7 +35,6 @@ class GangPlugin final : public Plugin {
     // One hash per candidate and one job lookup per job (candidate lists reach tens of thousands).
     struct PerJob {
       const JobInfo* job = nullptr;
-      int candidates = 0;
       int left = 0;  // ready tasks the job would keep
       // Sub-groups (jobs with policies only, built on first use): ready tasks each would keep, and per
       // policy how many would stay whole.
@@ -51,7 +49,6 @@ class GangPlugin final : public Plugin {
         it->second.job = ssn.state().FindJob(t->job);
         if (it->second.job) it->second.left = it->second.job->ReadyCount();
       }
-      ++it->second.candidates;
     }
     std::vector<const TaskInfo*> out;
     out.reserve(c.size());
@@ -59,12 +56,6 @@ class GangPlugin final : public Plugin {
       PerJob& p = jobs.find(t->job)->second;
       const JobInfo* j = p.job;
       if (!j || j->min_member <= 0) {
-        out.push_back(t);
-        continue;
-      }
-      int placed = j->Count(TaskStatus::kAllocated) + j->Count(TaskStatus::kBinding) + j->Count(TaskStatus::kBound) +
-                   j->Count(TaskStatus::kRunning);
-      if (p.candidates >= placed) {  // every placed task of the job is a candidate: whole job
         out.push_back(t);
         continue;
       }

@@ -20,10 +20,11 @@ class ProportionPlugin final : public Plugin {
     return kHookQueueOrder | kHookOverused | kHookAllocatable | kHookJobEnqueueable | kHookReclaimable;
   }
 
-  // Reclaim takes only a queue's surplus: a victim may go when its (reclaimable) queue keeps at least its
-  // deserved share on every dimension the victim uses. Volcano checks "still above deserved" before
-  // subtracting, which lets the last eviction push the victim queue below deserved and reclaim back;
-  // checking after subtracting cannot oscillate.
+  // Reclaim takes only a queue's surplus: a victim may go when its (reclaimable) queue, after losing it, still
+  // holds at least its deserved share on some dimension it uses (its dominant one). Volcano asks whether the
+  // queue is above deserved before subtracting, which lets the last eviction push the queue below deserved
+  // and reclaim back; checking after subtracting cannot oscillate. (The reclaim action applies the same
+  // guard to whatever tier answers.)
   std::optional<std::vector<const TaskInfo*>> Reclaimable(const Session& ssn, const TaskInfo&,
                                                           const std::vector<const TaskInfo*>& c) const override {
     std::map<std::string, Resource> alloc;
@@ -36,10 +37,10 @@ class ProportionPlugin final : public Plugin {
       if (!vq || !vq->reclaimable || at == attrs_.end()) continue;
       auto it = alloc.try_emplace(vj->queue, vq->allocated).first;
       Resource after = it->second - t->request;
-      bool keeps = true;
-      for (int i = 0; i < kMaxResources; ++i) {
-        if (i == kPods || t->request.Get(i) <= 0) continue;
-        if (after.Get(i) < at->second.deserved.Get(i)) { keeps = false; break; }
+      bool keeps = false;
+      for (int i = 0; i < kMaxResources && !keeps; ++i) {
+        if (i == kPods || after.Get(i) <= 0) continue;
+        keeps = after.Get(i) >= at->second.deserved.Get(i);
       }
       if (!keeps) continue;
       it->second = after;
@@ -62,6 +63,12 @@ class ProportionPlugin final : public Plugin {
       guarantees += q.guarantee;
     });
     st.ForEachJob([&](const JobInfo& j) {
+      // What the job holds beyond its minResources (every dimension separately; a job without minResources:
+      // all it holds). Enqueue does not count it against the queue: an elastic job (minAvailable <
+      // replicas) that grew into idle capacity would otherwise keep every later job of its queue out,
+      // although reclaim and preempt may take that surplus back (Volcano's proportion, GetElasticResources).
+      if (auto e = attrs_.find(j.queue); e != attrs_.end())
+        e->second.elastic += j.min_resources ? (j.allocated - *j.min_resources).ClampZero() : j.allocated;
       // A gang admitted for its reservation (docs/reservations.md) is held to its queue's capability when the
       // reservation is made, and its reservation keeps the jobs behind it off its capacity: counting it here
       // too would keep out the short jobs that may run before it.
@@ -110,7 +117,10 @@ class ProportionPlugin final : public Plugin {
     return core::Status::OK();
   }
 
+  // Queue.spec.priority first (higher first), then the smaller share, as Volcano's proportion orders them:
+  // a high-priority queue is served before any share comparison.
   int QueueOrder(const Session& ssn, const QueueInfo& a, const QueueInfo& b) const override {
+    if (a.priority != b.priority) return a.priority > b.priority ? -1 : 1;
     return Cmp(Share(a), Share(b));
   }
   bool Overused(const Session&, const QueueInfo& q) const override {
@@ -128,7 +138,7 @@ class ProportionPlugin final : public Plugin {
     auto it = attrs_.find(j.queue);
     if (it == attrs_.end()) return Vote::kReject;
     const QueueInfo* q = ssn.state().FindQueue(j.queue);
-    Resource need = *j.min_resources + (q ? q->allocated : Resource()) + it->second.inqueue;
+    Resource need = (*j.min_resources + (q ? q->allocated : Resource()) + it->second.inqueue - it->second.elastic).ClampZero();
     return need.FitsIn(it->second.real_capability) ? Vote::kPermit : Vote::kReject;
   }
   Refusal ExplainEnqueue(const Session& ssn, const JobInfo& j) const override {
@@ -137,7 +147,7 @@ class ProportionPlugin final : public Plugin {
     const auto& fmt = ssn.state().resources();
     const QueueInfo* q = ssn.state().FindQueue(j.queue);
     const Attr& a = it->second;
-    Resource used = (q ? q->allocated : Resource()) + a.inqueue;
+    Resource used = ((q ? q->allocated : Resource()) + a.inqueue - a.elastic).ClampZero();
     Resource short_by = Shortfall(*j.min_resources + used, a.real_capability);
     // The limit is the queue's own capability only where the queue sets one below what the cluster leaves it;
     // otherwise it is the cluster (its total less other queues' guarantees), and the user's lever differs.
@@ -145,7 +155,10 @@ class ProportionPlugin final : public Plugin {
     for (int i = 0; i < kMaxResources; ++i)
       if (short_by.Get(i) > 0 && a.capability.Get(i) <= a.real_capability.Get(i)) own_cap = true;
     std::string tail = ": the job's minimum is " + fmt.Format(*j.min_resources) + ", the queue already holds " +
-                       fmt.FormatDims(used, *j.min_resources) + " (allocated and admitted)";
+                       fmt.FormatDims(used, *j.min_resources) + " (allocated and admitted";
+    if (!a.elastic.IsZero())
+      tail += ", not counting " + fmt.FormatDims(a.elastic, *j.min_resources) + " its jobs hold beyond their minimum";
+    tail += ")";
     if (own_cap) {
       return {"OverCapability", "queue " + j.queue + " would exceed its capability (" +
                                     fmt.FormatDims(a.real_capability, *j.min_resources) + ") by " +
@@ -185,6 +198,7 @@ class ProportionPlugin final : public Plugin {
   struct Attr {
     int32_t weight = 1;
     Resource capability, real_capability, guarantee, request, deserved, inqueue;
+    Resource elastic;  // what the queue's jobs hold beyond their minResources
   };
   double Share(const QueueInfo& q) const {
     auto it = attrs_.find(q.name);

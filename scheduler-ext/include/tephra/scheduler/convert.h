@@ -55,6 +55,11 @@ std::vector<std::string> CardsOfPod(const api::Pod& pod);
 // of the cards' kind. `now` stamps predicate-time (nanoseconds) and the vGPU times (seconds).
 std::map<std::string, std::string> DeviceBindAnnotations(const sched::BindDecision& d, sched::WallTime now);
 
+// The pod informer's transform: keeps only what the conversions below read (annotations by name, the
+// controlling owner, resources, host ports, claims, phase), so 100k cached pods stay small. Whatever a
+// conversion reads from a pod must survive it (ConvertTest.CompactedPodConvertsLikeTheOriginal).
+void CompactPodForCache(api::json* pod);
+
 // Whether the pod is ours to schedule (its schedulerName is one of `names`).
 bool IsManaged(const api::Pod& pod, const std::set<std::string>& names);
 // Whether the core should see the pod at all: managed pods, and foreign pods holding a node.
@@ -69,6 +74,9 @@ bool IsImplicitGangOfOne(const api::Pod& pod, const std::set<std::string>& names
 // the pod's requests, queue from the pod's `scheduling.volcano.sh/queue-name` annotation (else
 // `default_queue`), the pod's priority class, network topology from the pod's annotations.
 sched::JobInfo ImplicitJobInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::string& default_queue);
+// volcano.sh/preemptable read as Volcano reads it: the annotation, else the label; absent = true; a value
+// Go's strconv.ParseBool rejects = false.
+bool PodPreemptable(const api::ObjectMeta& meta);
 // `creation_index` is supplied by the caller (monotone by creationTimestamp then arrival; see cache).
 sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names);
 sched::TaskStatus PodStatusOf(const api::Pod& pod);

@@ -272,6 +272,7 @@ TEST(PlanTest, PodFailedRestartJobKillsEverythingBumpsVersionAndRetry) {
   EXPECT_EQ(a.update_status->controlled_resources.count("plugin-svc"), 0u);
   ASSERT_FALSE(a.events.empty());
   EXPECT_EQ(a.events.back().reason, "ExecuteAction");
+  EXPECT_EQ(a.events.back().message, "Start to execute action RestartJob ") << "Volcano's text, trailing space included";
   w.Apply(a);
   // Restarting: pods gone -> Pending; then re-initialised with version 1 (new PodGroup, new plugin objects).
   a = w.Plan();

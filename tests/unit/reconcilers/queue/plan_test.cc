@@ -77,7 +77,7 @@ TEST(QueuePlan, ParentDefaultsToRoot) {
 TEST(QueuePlan, ClosingParentClosesOpenChildAndMarksIt) {
   for (std::string ps : {"Closed", "Closing"}) {
     Observed o = Obs("Open", 0);
-    o.parent = Q("root", ps, "");
+    o.parent = Q("team", ps);
     Actions a = Plan(o);
     ASSERT_TRUE(a.set_state);
     EXPECT_EQ(*a.set_state, "Closed");
@@ -92,7 +92,7 @@ TEST(QueuePlan, ClosingParentClosesOpenChildAndMarksIt) {
 TEST(QueuePlan, ReopeningParentReopensOnlyMarkedChildren) {
   Observed marked = Obs("Closed", 0);
   marked.queue.metadata.annotations[std::string(api::kClosedByParentAnnotation)] = "true";
-  marked.parent = Q("root", "Open", "");
+  marked.parent = Q("team", "Open");
   Actions a = Plan(marked);
   ASSERT_TRUE(a.set_state);
   EXPECT_EQ(*a.set_state, "Open");
@@ -100,20 +100,20 @@ TEST(QueuePlan, ReopeningParentReopensOnlyMarkedChildren) {
   EXPECT_FALSE(*a.closed_by_parent);
 
   Observed unmarked = Obs("Closed", 0);
-  unmarked.parent = Q("root", "Open", "");
+  unmarked.parent = Q("team", "Open");
   EXPECT_TRUE(Plan(unmarked).Empty());
 }
 
 TEST(QueuePlan, MarkedChildStaysClosedWhileParentClosed) {
   Observed o = Obs("Closed", 0);
   o.queue.metadata.annotations[std::string(api::kClosedByParentAnnotation)] = "true";
-  o.parent = Q("root", "Closed", "");
+  o.parent = Q("team", "Closed");
   EXPECT_TRUE(Plan(o).Empty());
 }
 
 TEST(QueuePlan, OpenRefusedWhileParentClosed) {
   Observed o = Obs("Closed", 0, "OpenQueue");
-  o.parent = Q("root", "Closing", "");
+  o.parent = Q("team", "Closing");
   Actions a = Plan(o);
   EXPECT_FALSE(a.set_state);
   ASSERT_EQ(a.events.size(), 1u);
@@ -124,15 +124,51 @@ TEST(QueuePlan, OpenRefusedWhileParentClosed) {
 TEST(QueuePlan, ExplicitCommandClearsParentMark) {
   Observed o = Obs("Closed", 0, "CloseQueue");
   o.queue.metadata.annotations[std::string(api::kClosedByParentAnnotation)] = "true";
-  o.parent = Q("root", "Closed", "");
+  o.parent = Q("team", "Closed");
   Actions a = Plan(o);
   ASSERT_TRUE(a.closed_by_parent);
   EXPECT_FALSE(*a.closed_by_parent);
   // Now the user owns the decision: a reopened parent leaves the queue closed.
   o.queue.metadata.annotations.clear();
   o.command.reset();
-  o.parent = Q("root", "Open", "");
+  o.parent = Q("team", "Open");
   EXPECT_TRUE(Plan(o).Empty());
+}
+
+// `root` cannot be closed: the Command is refused with a Warning Event and the state stays; a root whose state
+// was written Closed by hand closes no child (before, it cascaded to every queue, `default` included).
+TEST(QueuePlan, RootCannotBeClosedAndNeverCascades) {
+  for (std::string cmd : {"CloseQueue"}) {
+    Observed o;
+    o.queue = Q("root", "Open", "");
+    o.command = cmd;
+    Actions a = Plan(o);
+    EXPECT_FALSE(a.set_state);
+    ASSERT_EQ(a.events.size(), 1u);
+    EXPECT_EQ(a.events[0].type, "Warning");
+    EXPECT_EQ(a.events[0].reason, "CloseQueueRejected");
+    EXPECT_NE(a.events[0].message.find("root queue cannot be closed"), std::string::npos);
+    EXPECT_EQ(a.action, "SyncQueue");
+  }
+  for (std::string ps : {"Closed", "Closing"}) {
+    Observed child = Obs("Open", 0);
+    child.queue.metadata.name = "default";
+    child.parent = Q("root", ps, "");
+    EXPECT_TRUE(Plan(child).Empty()) << ps;
+  }
+  // A child an older version closed through root is reopened (its mark says the parent did it).
+  Observed marked = Obs("Closed", 0);
+  marked.queue.metadata.annotations[std::string(api::kClosedByParentAnnotation)] = "true";
+  marked.parent = Q("root", "Closed", "");
+  Actions a = Plan(marked);
+  ASSERT_TRUE(a.set_state);
+  EXPECT_EQ(*a.set_state, "Open");
+  // Opening root still works.
+  Observed root;
+  root.queue = Q("root", "Closed", "");
+  root.command = "OpenQueue";
+  ASSERT_TRUE(Plan(root).set_state);
+  EXPECT_EQ(*Plan(root).set_state, "Open");
 }
 
 TEST(QueuePlan, StateChangeEventsButNotForNewQueue) {
@@ -140,6 +176,20 @@ TEST(QueuePlan, StateChangeEventsButNotForNewQueue) {
   Actions a = Plan(Obs("Open", 0, "CloseQueue"));
   ASSERT_EQ(a.events.size(), 1u);
   EXPECT_EQ(a.events[0].reason, "CloseQueue");
+  EXPECT_EQ(a.events[0].message, "Close queue succeed");  // Volcano's text
+}
+
+// An open leaves volcano.sh/closed-by-parent: "false" on the queue, as Volcano's controller does; once it is
+// there, nothing more is written.
+TEST(QueuePlan, OpenWritesClosedByParentFalse) {
+  Actions a = Plan(Obs("Closed", 0, "OpenQueue"));
+  ASSERT_TRUE(a.closed_by_parent);
+  EXPECT_FALSE(*a.closed_by_parent);
+  Observed done = Obs("Open", 0);
+  done.queue.metadata.annotations[std::string(api::kClosedByParentAnnotation)] = "false";
+  EXPECT_TRUE(Plan(done).Empty());
+  done.command = "OpenQueue";
+  EXPECT_TRUE(Plan(done).Empty());
 }
 
 }  // namespace

@@ -114,22 +114,35 @@ TEST_F(QueueReconcilerTest, FailedWriteKeepsCommandForRetry) {
 
 TEST_F(QueueReconcilerTest, CascadeCloseAndReopen) {
   SeedQueue("root", "", "Open");
-  SeedQueue("a", "root", "Open");
-  SeedQueue("b", "root", "Closed");  // closed by the user: must stay closed
-  rec_->Submit("root", "CloseQueue");
-  Converge("root");
+  SeedQueue("team", "root", "Open");
+  SeedQueue("a", "team", "Open");
+  SeedQueue("b", "team", "Closed");  // closed by the user: must stay closed
+  rec_->Submit("team", "CloseQueue");
+  Converge("team");
   Converge("a");
   Converge("b");
   EXPECT_EQ(State("a"), "Closed");
   EXPECT_EQ(Get("a").metadata.annotations.at(std::string(api::kClosedByParentAnnotation)), "true");
   EXPECT_EQ(Get("b").metadata.annotations.count(std::string(api::kClosedByParentAnnotation)), 0u);
-  rec_->Submit("root", "OpenQueue");
-  Converge("root");
+  rec_->Submit("team", "OpenQueue");
+  Converge("team");
   Converge("a");
   Converge("b");
   EXPECT_EQ(State("a"), "Open");
-  EXPECT_EQ(Get("a").metadata.annotations.count(std::string(api::kClosedByParentAnnotation)), 0u);
+  // Volcano leaves "false" behind on every open.
+  EXPECT_EQ(Get("a").metadata.annotations.at(std::string(api::kClosedByParentAnnotation)), "false");
   EXPECT_EQ(State("b"), "Closed");
+}
+
+// Closing root is refused and closes nothing (before, it closed every queue through the cascade).
+TEST_F(QueueReconcilerTest, RootIsNeverClosed) {
+  SeedQueue("root", "", "Open");
+  SeedQueue("default", "root", "Open");
+  rec_->Submit("root", "CloseQueue");
+  Converge("root");
+  Converge("default");
+  EXPECT_EQ(State("root"), "Open");
+  EXPECT_EQ(State("default"), "Open");
 }
 
 TEST_F(QueueReconcilerTest, PodGroupPhaseGauges) {

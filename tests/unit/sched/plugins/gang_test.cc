@@ -130,6 +130,36 @@ TEST(Gang, SubGroupsReadyAndPipelinedNeedMinSubGroupsOfEachPolicy) {
   EXPECT_EQ(v.message, "Not enough valid subGroups of policy worker for gang-scheduling, valid: 0, min: 1");
 }
 
+// Volcano's gang victim rule: only tasks above minAvailable are offered, even when every placed task of the
+// job is a candidate (the whole job is never offered).
+TEST(Gang, VictimsAreOnlyTheSurplusAboveMinMemberNeverTheWholeJob) {
+  Harness h;
+  h.Add(PluginOption::Named("gang"));
+  h.AddNode("n1", Resource::CpuMem(64000, 64 * kGi));
+  JobInfo j;
+  j.key = "ns/g";
+  j.min_member = 2;
+  h.st.UpsertJob(j);
+  std::vector<const TaskInfo*> all;
+  for (int i = 0; i < 3; ++i) {
+    TaskInfo t = Harness::Pod("g" + std::to_string(i), Resource::Cpu(1000));
+    t.job = j.key;
+    t.status = TaskStatus::kRunning;
+    t.node = "n1";
+    h.AddPod(t);
+  }
+  for (int i = 0; i < 3; ++i) all.push_back(h.st.FindTask("g" + std::to_string(i)));
+  Session& s = h.Open();
+  TaskInfo preemptor = Harness::Pod("hi", Resource::Cpu(1000));
+  preemptor.priority = 100;
+  EXPECT_EQ(s.Preemptable(preemptor, all), (std::vector<const TaskInfo*>{all[0]})) << "3 running, minMember 2";
+  EXPECT_EQ(s.Reclaimable(preemptor, all), (std::vector<const TaskInfo*>{all[0]}));
+  JobInfo at_min = *h.st.FindJob(j.key);
+  at_min.min_member = 3;
+  h.st.UpsertJob(at_min);
+  EXPECT_TRUE(s.Preemptable(preemptor, all).empty()) << "a job at its minimum offers nothing";
+}
+
 // A deliberate difference from Volcano's preempt/reclaim (which check minAvailable only): a victim job keeps
 // minSubGroups whole sub-groups of each policy. Here minMember 5 of 8 running tasks allows 3 victims, but only
 // one whole partition beyond the two that minSubGroups needs may be broken; tasks of an already broken

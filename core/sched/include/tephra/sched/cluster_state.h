@@ -76,7 +76,11 @@ class ClusterState {
   void RemoveQueue(const std::string& name);
   void UpsertHyperNode(const HyperNodeInfo& hypernode);
   void RemoveHyperNode(const std::string& name);
-  void SetPriorityClass(const std::string& name, int32_t value);  // re-resolves JobInfo::priority
+  // PriorityClasses re-resolve JobInfo::priority. A PodGroup's job whose priorityClassName is empty or names no
+  // known class takes the value of the class marked globalDefault (0 without one), as Volcano's cache does;
+  // a plain pod's stand-in job keeps the pod's own priority (the API server already applied the default).
+  void SetPriorityClass(const std::string& name, int32_t value, bool global_default = false);
+  void RemovePriorityClass(const std::string& name);
   // Volumes: what the volume predicates read. A change can make a waiting pod placeable (a claim binds) or
   // move where it may go, so each one counts as a node spec change.
   void UpsertClaim(const std::string& key, const ClaimInfo& claim);  // key "<namespace>/<name>"
@@ -352,6 +356,9 @@ class ClusterState {
   mutable Resource total_allocatable_cache_;
   void RebuildOrder() const;
   std::map<std::string, int32_t> priority_classes_;
+  std::string default_priority_class_;  // the globalDefault class ("" = none)
+  int32_t ResolvedPriority(const JobInfo& j) const;
+  void ResolvePriorities();
   std::unordered_map<std::string, ClaimInfo> claims_;
   std::unordered_map<std::string, VolumeInfo> volumes_;
   std::unordered_map<std::string, StorageClassInfo> classes_;

@@ -43,7 +43,8 @@ struct EvictDecision {
 struct PodGroupCondition {
   std::string type;    // "Scheduled" | "Unschedulable"
   std::string status;  // "True"
-  std::string reason;  // "NotEnoughResources", "NotEnoughTasks", "NotEnoughPodsOfTask", "BindFailed", ""
+  std::string reason;  // "NotEnoughResources", "NotEnoughTasks", "NotEnoughPodsOfTask", "BindFailed"; Scheduled:
+                       // "tasks in gang are ready to be scheduled" (Volcano's), with an empty message
   std::string message;
   WallTime last_transition_time{};
   bool operator==(const PodGroupCondition& o) const {

@@ -262,6 +262,9 @@ struct TaskInfo {
   std::vector<std::string> claims;   // PersistentVolumeClaims the pod mounts (names, in its namespace)
   int32_t priority = 0;
   std::string priority_class_name;  // spec.priorityClassName (conformance protects the system-*-critical ones)
+  // volcano.sh/preemptable (annotation, else label): false keeps the pod out of every preempt and reclaim
+  // victim list, whatever the plugins would allow.
+  bool preemptable = true;
   TaskStatus status = TaskStatus::kPending;
   std::string node;  // spec.nodeName (empty while pending)
   Labels labels;     // pod labels (matched by other pods' anti-affinity)
@@ -368,6 +371,9 @@ struct JobInfo {
   Resource pending_request;  // requests of kPending and kPipelined tasks
   int pending_best_effort = 0;  // kPending tasks with best_effort (backfill candidates)
   uint64_t version = 0;  // bumped on any change to the job or its tasks
+  // `priority` as the caller gave it, kept so that a PriorityClass appearing, changing or going (the
+  // globalDefault one included) can resolve `priority` again.
+  int32_t caller_priority = 0;
   // ---- maintained by the Scheduler (kept across UpsertJob; avoids per-cycle map lookups) ----
   // `mutable`: this is the scheduler's bookkeeping about the job (what it tried, what it last reported),
   // not state of the job; actions update it through the const JobInfo& the state hands out, which keeps
