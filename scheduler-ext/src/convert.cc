@@ -14,15 +14,16 @@ namespace tephra::scheduler {
 
 using api::json;
 
-int64_t ClampQuantity(int64_t v) { return std::clamp<int64_t>(v, 0, sched::kMaxQuantity); }
+int64_t ClampQuantity(int64_t v, int64_t ceiling) { return std::clamp<int64_t>(v, 0, ceiling); }
 
 namespace {
 
 // Clamped to [0, sched::kMaxQuantity] (resource.h): quantities are tenant input, and the core sums them
 // without overflow checks; a negative request means nothing, a huge one stays larger than any node.
-int64_t ScalarOf(const std::string& name, const core::Quantity& q) {
+int64_t ScalarOf(const std::string& name, const core::Quantity& q, int64_t ceiling = sched::kMaxQuantity) {
   return ClampQuantity(name == api::kResourceCPU ? q.MilliValue()  // millicores
-                                                 : q.Value());     // memory/storage in bytes, pods and devices in units
+                                                 : q.Value(),      // memory/storage in bytes, pods and devices in units
+                       ceiling);
 }
 
 // The API and the core share the selector types (tephra/core/labels.h); the core keeps no unknown members
@@ -174,10 +175,10 @@ sched::Resource ToResource(const api::ResourceList& list, sched::ResourceRegistr
 }
 
 sched::Resource ToRequest(const api::ResourceList& list, const sched::ResourceRegistry& reg,
-                          std::vector<std::string>* unoffered) {
+                          std::vector<std::string>* unoffered, int64_t ceiling) {
   sched::Resource r;
   for (const auto& [name, q] : list) {
-    const int64_t v = ScalarOf(name, q);
+    const int64_t v = ScalarOf(name, q, ceiling);
     if (std::optional<int> idx = reg.Find(name)) {
       r.Set(*idx, v);
     } else if (v > 0) {
@@ -576,7 +577,7 @@ sched::JobInfo ImplicitJobInfo(const api::Pod& pod, const sched::ResourceRegistr
   const std::string queue = Annotation(pod.metadata, api::kSchedulingQueueNameAnnotation);
   j.queue = queue.empty() ? default_queue : queue;
   j.min_member = 1;
-  j.min_resources = ToRequest(NormalizeQuotaKeys(api::PodQuotaUsage(pod.spec)), *reg, &j.unoffered);
+  j.min_resources = ToRequest(NormalizeQuotaKeys(api::PodQuotaUsage(pod.spec)), *reg, &j.unoffered, sched::kMaxAggregateQuantity);
   j.priority_class_name = pod.spec.priority_class_name;
   j.priority = pod.spec.priority.value_or(0);  // ClusterState re-resolves the class when it knows it
   const std::string mode = Annotation(pod.metadata, api::kNetworkTopologyModeAnnotation);
@@ -612,7 +613,8 @@ sched::JobInfo ToJobInfo(const api::PodGroup& pg, const sched::ResourceRegistry*
   j.queue = pg.spec.queue.empty() ? default_queue : pg.spec.queue;
   j.min_member = pg.spec.min_member;
   j.min_task_member = pg.spec.min_task_member;
-  if (pg.spec.min_resources) j.min_resources = ToRequest(NormalizeQuotaKeys(*pg.spec.min_resources), *reg, &j.unoffered);
+  if (pg.spec.min_resources)
+    j.min_resources = ToRequest(NormalizeQuotaKeys(*pg.spec.min_resources), *reg, &j.unoffered, sched::kMaxAggregateQuantity);
   j.priority_class_name = pg.spec.priority_class_name;
   j.phase = PhaseOf(pg.status.phase);
   if (pg.spec.network_topology) j.network_topology = ToNetworkTopology(*pg.spec.network_topology);
@@ -644,15 +646,15 @@ sched::QueueInfo ToQueueInfo(const api::Queue& q, const sched::ResourceRegistry*
     // A resource no node offers has no dimension and limits nothing until a node offers it (the process
     // converts the queue again then).
     for (const auto& [name, qty] : q.spec.capability)
-      if (auto idx = reg->Find(name)) cap.Set(*idx, ScalarOf(name, qty));
+      if (auto idx = reg->Find(name)) cap.Set(*idx, ScalarOf(name, qty, sched::kMaxAggregateQuantity));
     out.capability = cap;
   }
   // Guarantees and deserved shares of resources no node offers are irrelevant: nothing can use them.
-  sched::Resource guarantee = ToRequest(q.spec.guarantee.resource, *reg, nullptr);
+  sched::Resource guarantee = ToRequest(q.spec.guarantee.resource, *reg, nullptr, sched::kMaxAggregateQuantity);
   guarantee.Set(sched::kUnoffered, 0);
   out.guarantee = guarantee;
   if (!q.spec.deserved.empty()) {
-    sched::Resource deserved = ToRequest(q.spec.deserved, *reg, nullptr);
+    sched::Resource deserved = ToRequest(q.spec.deserved, *reg, nullptr, sched::kMaxAggregateQuantity);
     deserved.Set(sched::kUnoffered, 0);
     out.spec_deserved = deserved;
   }

@@ -430,6 +430,28 @@ TEST(ConvertTest, HugeAndNegativeQuantitiesAreClamped) {
   EXPECT_EQ(ClampQuantity(std::numeric_limits<int64_t>::max()), sched::kMaxQuantity);
 }
 
+// Aggregates keep the larger ceiling (kMaxAggregateQuantity): a 200-pod gang of 2Ti nodes has a 400Ti
+// minimum, and a large cluster's queue a capability of Pi; cut to the pod ceiling (16Ti), enqueue would admit
+// such a gang into 16Ti and a queue would be capped at 16Ti. Past 1Pi they are clamped too.
+TEST(ConvertTest, GangMinimumsAndQueueQuantitiesKeepTheAggregateCeiling) {
+  sched::ResourceRegistry reg;
+  ToNodeInfo(Decode<api::Node>(R"({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "256", "memory": "2Ti"}}})"),
+             &reg);
+  auto pg = Decode<api::PodGroup>(R"({"metadata": {"name": "big", "namespace": "ns", "uid": "pg"},
+    "spec": {"minMember": 200, "minResources": {"memory": "400Ti", "cpu": "8Ei"}}})");
+  sched::JobInfo j = ToJobInfo(pg, &reg, "default");
+  ASSERT_TRUE(j.min_resources.has_value());
+  EXPECT_EQ(j.min_resources->Get(sched::kMemory), int64_t{400} << 40);
+  EXPECT_EQ(j.min_resources->Get(sched::kCpu), sched::kMaxAggregateQuantity);
+  auto q = Decode<api::Queue>(R"({"metadata": {"name": "q"}, "spec": {"weight": 1,
+    "capability": {"memory": "2Pi"}, "guarantee": {"resource": {"memory": "100Ti"}}, "deserved": {"memory": "300Ti"}}})");
+  sched::QueueInfo qi = ToQueueInfo(q, &reg);
+  EXPECT_EQ(qi.capability.Get(sched::kMemory), sched::kMaxAggregateQuantity);
+  EXPECT_EQ(qi.guarantee.Get(sched::kMemory), int64_t{100} << 40);
+  ASSERT_TRUE(qi.spec_deserved.has_value());
+  EXPECT_EQ(qi.spec_deserved->Get(sched::kMemory), int64_t{300} << 40);
+}
+
 TEST(ConvertTest, ResourceRoundTripForQueueStatus) {
   sched::ResourceRegistry reg;
   api::ResourceList in = {{"cpu", core::Quantity::MustParse("1500m")},

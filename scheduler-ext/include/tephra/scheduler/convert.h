@@ -24,9 +24,10 @@ namespace tephra::scheduler {
 // resource names: requests.X folds into X, limits and object counts are dropped.
 api::ResourceList NormalizeQuotaKeys(const api::ResourceList& in);
 
-// Every converted quantity is clamped to [0, sched::kMaxQuantity] (resource.h says why that keeps the core's
-// sums from overflowing); negative quantities become 0.
-int64_t ClampQuantity(int64_t v);
+// Every converted quantity is clamped to [0, ceiling]: sched::kMaxQuantity for what one pod or node holds,
+// sched::kMaxAggregateQuantity for PodGroup minimums and Queue quantities (resource.h says why that keeps
+// the core's sums from overflowing); negative quantities become 0.
+int64_t ClampQuantity(int64_t v, int64_t ceiling = sched::kMaxQuantity);
 
 // What a node offers: cpu -> millicores, memory/ephemeral-storage -> bytes, pods and extended scalars ->
 // integer units. Interns every name (nodes are the cluster admin's; only they may take a dimension). Names
@@ -35,9 +36,9 @@ sched::Resource ToResource(const api::ResourceList& list, sched::ResourceRegistr
                            std::set<std::string>* dropped = nullptr);
 // What a pod, PodGroup or Queue names: the same units, but never interns. A name without a dimension that is
 // requested (> 0) sets sched::kUnoffered (the request then fits no node) and is appended to `unoffered`
-// (when given), for the explanation.
+// (when given), for the explanation. Quantities are clamped to `ceiling` (see ClampQuantity).
 sched::Resource ToRequest(const api::ResourceList& list, const sched::ResourceRegistry& reg,
-                          std::vector<std::string>* unoffered);
+                          std::vector<std::string>* unoffered, int64_t ceiling = sched::kMaxQuantity);
 // The inverse, for Queue status.allocated (cpu as millicores "500m"/"2", memory in bytes).
 api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRegistry& reg);
 

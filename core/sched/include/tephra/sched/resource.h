@@ -38,6 +38,13 @@ inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
 // kUnlimited. A request at the ceiling fits only a node that offers 16Ti of memory (or 17.6 million cores).
 inline constexpr int64_t kMaxQuantity = int64_t{1} << 44;
 static_assert(kMaxQuantity * 100'000 < kUnlimited);
+// Ceiling of the aggregate quantities: a PodGroup's minResources and a Queue's capability, guarantee and
+// deserved (2^50: 1Pi of memory). They describe many pods at once (a 200-pod gang of 2Ti nodes asks 400Ti),
+// so the pod ceiling would understate them. They are summed only over admitted jobs (the enqueue gate admits
+// what fits the cluster) or over an administrator's queues (2,047 of them at the ceiling stay below
+// kUnlimited), never over every object a tenant can create.
+inline constexpr int64_t kMaxAggregateQuantity = int64_t{1} << 50;
+static_assert(kMaxAggregateQuantity * 2'047 < kUnlimited);
 
 class Resource {
  public:
