@@ -16,11 +16,16 @@ namespace tephra::scheduler {
 
 using api::json;
 
+int64_t ClampQuantity(int64_t v, int64_t ceiling) { return std::clamp<int64_t>(v, 0, ceiling); }
+
 namespace {
 
-int64_t ScalarOf(const std::string& name, const core::Quantity& q) {
-  if (name == api::kResourceCPU) return q.MilliValue();
-  return q.Value();  // memory/storage in bytes, pods and device counts in units
+// Clamped to [0, sched::kMaxQuantity] (resource.h): quantities are tenant input, and the core sums them
+// without overflow checks; a negative request means nothing, a huge one stays larger than any node.
+int64_t ScalarOf(const std::string& name, const core::Quantity& q, int64_t ceiling = sched::kMaxQuantity) {
+  return ClampQuantity(name == api::kResourceCPU ? q.MilliValue()  // millicores
+                                                 : q.Value(),      // memory/storage in bytes, pods and devices in units
+                       ceiling);
 }
 
 // The API and the core share the selector types (tephra/core/labels.h); the core keeps no unknown members
@@ -171,6 +176,22 @@ sched::Resource ToResource(const api::ResourceList& list, sched::ResourceRegistr
   return r;
 }
 
+sched::Resource ToRequest(const api::ResourceList& list, const sched::ResourceRegistry& reg,
+                          std::vector<std::string>* unoffered, int64_t ceiling) {
+  sched::Resource r;
+  for (const auto& [name, q] : list) {
+    const int64_t v = ScalarOf(name, q, ceiling);
+    if (std::optional<int> idx = reg.Find(name)) {
+      r.Set(*idx, v);
+    } else if (v > 0) {
+      // No node offers it (or it got no dimension): the request fits nowhere, and says which resource.
+      r.Set(sched::kUnoffered, 1);
+      if (unoffered) unoffered->push_back(name);
+    }
+  }
+  return r;
+}
+
 api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRegistry& reg) {
   api::ResourceList out;
   for (int i = 0; i < reg.size(); ++i) {
@@ -183,7 +204,8 @@ api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRe
   return out;
 }
 
-sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg, const api::AscendDeviceInfo* ascend_info) {
+sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg, const api::AscendDeviceInfo* ascend_info,
+                           std::set<std::string>* dropped) {
   sched::NodeInfo n;
   n.name = node.metadata.name;
   // attachable-volumes-* are attach limits, not resources (kube-scheduler's IsAttachableVolumeResourceName).
@@ -196,7 +218,7 @@ sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg, 
     n.volume_limits[it->first] = it->second.Value();
     it = alloc.erase(it);
   }
-  n.allocatable = ToResource(alloc, reg);
+  n.allocatable = ToResource(alloc, reg, dropped);
   n.labels = node.metadata.labels;
   for (const auto& t : node.spec.taints) {
     auto eff = EffectOf(t.effect);
@@ -501,7 +523,7 @@ bool PodPreemptable(const api::ObjectMeta& meta) {
   return true;
 }
 
-sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names) {
+sched::TaskInfo ToTaskInfo(const api::Pod& pod, const sched::ResourceRegistry* reg, const std::set<std::string>& names) {
   sched::TaskInfo t;
   t.uid = pod.metadata.uid;
   t.ns = pod.metadata.namespace_;
@@ -520,7 +542,7 @@ sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, co
   // A percentage of each card's memory is no quantity a node holds: the card model accounts for it
   // (DeviceRequest::memory_percent), and no device plugin advertises it.
   requests.erase(std::string(api::kVgpuMemoryPercentageResource));
-  t.request = ToResource(requests, reg);
+  t.request = ToRequest(requests, *reg, &t.unoffered);
   std::tie(t.score_cpu, t.score_memory) = ScoreRequests(pod.spec);
   // kube-scheduler's NodePorts reads app containers' ports only; hostPort 0 binds nothing on the node.
   for (const auto& c : pod.spec.containers)
@@ -639,7 +661,7 @@ bool IsImplicitGangOfOne(const api::Pod& pod, const std::set<std::string>& names
          !pod.metadata.ControllerRef();
 }
 
-sched::JobInfo ImplicitJobInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::string& default_queue) {
+sched::JobInfo ImplicitJobInfo(const api::Pod& pod, const sched::ResourceRegistry* reg, const std::string& default_queue) {
   sched::JobInfo j;
   j.ns = pod.metadata.namespace_;
   j.name = std::string(api::kPodGroupNamePrefix) + pod.metadata.uid;
@@ -648,7 +670,7 @@ sched::JobInfo ImplicitJobInfo(const api::Pod& pod, sched::ResourceRegistry* reg
   const std::string queue = Annotation(pod.metadata, api::kSchedulingQueueNameAnnotation);
   j.queue = queue.empty() ? default_queue : queue;
   j.min_member = 1;
-  j.min_resources = ToResource(NormalizeQuotaKeys(api::PodQuotaUsage(pod.spec)), reg);
+  j.min_resources = ToRequest(NormalizeQuotaKeys(api::PodQuotaUsage(pod.spec)), *reg, &j.unoffered, sched::kMaxAggregateQuantity);
   j.priority_class_name = pod.spec.priority_class_name;
   j.priority = pod.spec.priority.value_or(0);  // ClusterState re-resolves the class when it knows it
   const std::string mode = Annotation(pod.metadata, api::kNetworkTopologyModeAnnotation);
@@ -675,7 +697,7 @@ sched::PodGroupPhase PhaseOf(const std::string& phase) {
   return sched::PodGroupPhase::kPending;
 }
 
-sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, const std::string& default_queue) {
+sched::JobInfo ToJobInfo(const api::PodGroup& pg, const sched::ResourceRegistry* reg, const std::string& default_queue) {
   sched::JobInfo j;
   j.ns = pg.metadata.namespace_;
   j.name = pg.metadata.name;
@@ -684,7 +706,8 @@ sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, 
   j.queue = pg.spec.queue.empty() ? default_queue : pg.spec.queue;
   j.min_member = pg.spec.min_member;
   j.min_task_member = pg.spec.min_task_member;
-  if (pg.spec.min_resources) j.min_resources = ToResource(NormalizeQuotaKeys(*pg.spec.min_resources), reg);
+  if (pg.spec.min_resources)
+    j.min_resources = ToRequest(NormalizeQuotaKeys(*pg.spec.min_resources), *reg, &j.unoffered, sched::kMaxAggregateQuantity);
   j.priority_class_name = pg.spec.priority_class_name;
   j.phase = PhaseOf(pg.status.phase);
   if (pg.spec.network_topology) j.network_topology = ToNetworkTopology(*pg.spec.network_topology);
@@ -706,19 +729,28 @@ sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, 
   return j;
 }
 
-sched::QueueInfo ToQueueInfo(const api::Queue& q, sched::ResourceRegistry* reg) {
+sched::QueueInfo ToQueueInfo(const api::Queue& q, const sched::ResourceRegistry* reg) {
   sched::QueueInfo out;
   out.name = q.metadata.name;
   out.weight = q.spec.weight > 0 ? q.spec.weight : 1;
   if (!q.spec.capability.empty()) {
     // Dimensions the capability does not name stay unlimited.
     sched::Resource cap = sched::Resource::Unlimited();
+    // A resource no node offers has no dimension and limits nothing until a node offers it (the process
+    // converts the queue again then).
     for (const auto& [name, qty] : q.spec.capability)
-      if (auto idx = reg->Intern(name)) cap.Set(*idx, ScalarOf(name, qty));
+      if (auto idx = reg->Find(name)) cap.Set(*idx, ScalarOf(name, qty, sched::kMaxAggregateQuantity));
     out.capability = cap;
   }
-  out.guarantee = ToResource(q.spec.guarantee.resource, reg);
-  if (!q.spec.deserved.empty()) out.spec_deserved = ToResource(q.spec.deserved, reg);
+  // Guarantees and deserved shares of resources no node offers are irrelevant: nothing can use them.
+  sched::Resource guarantee = ToRequest(q.spec.guarantee.resource, *reg, nullptr, sched::kMaxAggregateQuantity);
+  guarantee.Set(sched::kUnoffered, 0);
+  out.guarantee = guarantee;
+  if (!q.spec.deserved.empty()) {
+    sched::Resource deserved = ToRequest(q.spec.deserved, *reg, nullptr, sched::kMaxAggregateQuantity);
+    deserved.Set(sched::kUnoffered, 0);
+    out.spec_deserved = deserved;
+  }
   out.parent = q.spec.parent;
   const std::string& st = q.status.state;
   out.state = st == api::kQueueStateClosed    ? sched::QueueState::kClosed

@@ -103,6 +103,7 @@ std::string GangBlock(const api::Pod& pod, const sched::ClusterState& state) {
 }
 
 std::string ResourceReason(const sched::TaskInfo& t, const sched::NodeInfo& n, const sched::ResourceRegistry& reg) {
+  if (t.request.Get(sched::kUnoffered) > 0) return "node(s) had insufficient " + sched::UnofferedText(t.unoffered);
   int d = t.request.FirstShortDimension(n.Idle());
   if (d < 0) return {};
   if (d == sched::kPods) return "node(s) had too many pods";

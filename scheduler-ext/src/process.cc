@@ -14,6 +14,7 @@
 #include "tephra/api/duration.h"
 #include "tephra/api/core_v1.h"
 #include "tephra/api/labels.h"
+#include "tephra/api/resources.h"
 #include "tephra/api/scheduling.h"
 #include "tephra/api/topology.h"
 #include "tephra/core/clock.h"
@@ -117,6 +118,7 @@ struct Metrics {
   metrics::CounterFamily* evictions;
   metrics::GaugeFamily* estimated_start;
   metrics::Gauge* reservations;
+  metrics::Counter* resource_names_dropped;
 
   explicit Metrics(metrics::Registry& r) {
     // Volcano's bucket ranges, per metric (docs/metrics.md).
@@ -190,6 +192,9 @@ struct Metrics {
                                   "reservation) or from the plan behind the gangs ahead of it (kind planned); docs/reservations.md",
                                   {"namespace", "podgroup", "queue", "kind"});
     reservations = r.AddGauge("tephra_scheduler_reservations", "Blocked gangs holding a reservation").With({});
+    resource_names_dropped = r.AddCounter("tephra_scheduler_resource_names_dropped_total",
+                                          "Extended resource names offered by nodes that got no dimension in the "
+                                          "scheduler's resource table (once per name); pods requesting them stay pending").With({});
   }
 };
 
@@ -344,13 +349,19 @@ class SchedulerProcess::Impl {
   void PushWatch(bool poke, std::function<void()> apply) {
     Push({std::chrono::steady_clock::now(), true, poke, std::move(apply)});
   }
-  // Conversions run on the watch threads against `conv_reg_`; the state thread copies newly interned
-  // resource names into the core's registry before applying anything, so both agree on every index.
+  // Conversions run on the watch threads against `conv_reg_` (only node conversions intern names); the state
+  // thread copies newly interned resource names into the core's registry before applying anything, so both
+  // agree on every index.
   void SyncResourcesLocked() TEPHRA_REQUIRES(conv_mu_) {
     auto& r = core_->state().resources();
     while (r.size() < conv_reg_.size()) r.Intern(conv_reg_.Name(r.size()));
   }
   void RegisterHandlers();
+  void PushPodLocked(bool poke, const api::Pod& p) TEPHRA_REQUIRES(conv_mu_);
+  void PushNodeLocked(bool poke, const api::Node& n) TEPHRA_REQUIRES(conv_mu_);
+  void PushJobLocked(bool poke, const api::PodGroup& pg) TEPHRA_REQUIRES(conv_mu_);
+  void PushQueueLocked(bool poke, const api::Queue& q) TEPHRA_REQUIRES(conv_mu_);
+  void ReconvertLocked(const std::vector<std::string>& added) TEPHRA_REQUIRES(conv_mu_);
   void ExportEstimates();
   void GuardAndReport(std::vector<sched::BindDecision>* binds);
   std::vector<kube::InformerBase*> Informers() const;  // every informer Start() created, started and synced alike
@@ -374,6 +385,8 @@ class SchedulerProcess::Impl {
   sched::ResourceRegistry conv_reg_ TEPHRA_GUARDED_BY(conv_mu_);
   // Card health per node from the Ascend device plugins' `mindx-dl-deviceinfo-<node>` ConfigMaps.
   std::map<std::string, api::AscendDeviceInfo> ascend_info_ TEPHRA_GUARDED_BY(conv_mu_);
+  // Resource names nodes offer that got no dimension (logged and counted once each; bounded by what nodes offer).
+  std::set<std::string> dropped_resources_ TEPHRA_GUARDED_BY(conv_mu_);
 
   core::Mutex inbox_mu_;
   core::CondVar inbox_cv_;
@@ -575,37 +588,102 @@ bool SchedulerProcess::Impl::WaitForSync(std::chrono::steady_clock::time_point d
   return true;
 }
 
-void SchedulerProcess::Impl::RegisterHandlers() {
-  auto task_delta = [this](const api::Pod& p) {
-    sched::TaskInfo t;
-    {
-      core::MutexLock l(conv_mu_);
-      t = ToTaskInfo(p, &conv_reg_, names_);
+// Conversions and their pushes happen in one hold of conv_mu_, so the inbox holds every object's conversions in
+// the order of the registry they were made with: a conversion made before the registry grew is queued before
+// ReconvertLocked's, and one made after sees the new names. Deletions are queued under the lock too, so a
+// re-conversion read from an informer cache cannot overtake an object's deletion.
+void SchedulerProcess::Impl::PushPodLocked(bool poke, const api::Pod& p) {
+  sched::TaskInfo t = ToTaskInfo(p, &conv_reg_, names_);
+  // creationTimestamp (seconds) first, then arrival order: pods of one job created in the same second keep
+  // the order the controller created them in (assigned on the state thread, in arrival order).
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(
+                        ParseTime(p.metadata.creation_timestamp).time_since_epoch()).count();
+  std::optional<sched::JobInfo> implicit;
+  if (IsImplicitGangOfOne(p, names_)) implicit = ImplicitJobInfo(p, &conv_reg_, o_.default_queue);
+  PushWatch(poke, [this, t = std::move(t), secs, implicit = std::move(implicit)]() mutable {
+    auto& st = core_->state();
+    auto [it, fresh] = creation_index_.try_emplace(t.uid, 0);
+    if (fresh) it->second = (static_cast<uint64_t>(secs) << 24) | (++arrival_ & 0xFFFFFF);
+    t.creation_index = it->second;
+    const sched::TaskInfo* before = st.FindTask(t.uid);
+    const std::string old_job = before ? before->job : std::string();
+    if (implicit) {
+      st.UpsertJob(*implicit);  // ignored once the real PodGroup is known
+      implicit_jobs_[implicit->key] = std::move(*implicit);
     }
-    // creationTimestamp (seconds) first, then arrival order: pods of one job created in the same second keep
-    // the order the controller created them in (assigned on the state thread, in arrival order).
-    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(
-                          ParseTime(p.metadata.creation_timestamp).time_since_epoch()).count();
-    std::optional<sched::JobInfo> implicit;
-    if (IsImplicitGangOfOne(p, names_)) {
-      core::MutexLock l(conv_mu_);
-      implicit = ImplicitJobInfo(p, &conv_reg_, o_.default_queue);
-    }
-    return [this, t = std::move(t), secs, implicit = std::move(implicit)]() mutable {
-      auto& st = core_->state();
-      auto [it, fresh] = creation_index_.try_emplace(t.uid, 0);
-      if (fresh) it->second = (static_cast<uint64_t>(secs) << 24) | (++arrival_ & 0xFFFFFF);
-      t.creation_index = it->second;
-      const sched::TaskInfo* before = st.FindTask(t.uid);
-      const std::string old_job = before ? before->job : std::string();
-      if (implicit) {
-        st.UpsertJob(*implicit);  // ignored once the real PodGroup is known
-        implicit_jobs_[implicit->key] = std::move(*implicit);
-      }
-      st.UpsertPod(t);
-      if (old_job != t.job) DropImplicitIfEmpty(old_job);
-    };
+    st.UpsertPod(t);
+    if (old_job != t.job) DropImplicitIfEmpty(old_job);
+  });
+}
+
+void SchedulerProcess::Impl::PushNodeLocked(bool poke, const api::Node& n) {
+  const int before = conv_reg_.size();
+  std::set<std::string> dropped;
+  auto info = ascend_info_.find(n.metadata.name);
+  sched::NodeInfo ni = ToNodeInfo(n, &conv_reg_, info == ascend_info_.end() ? nullptr : &info->second, &dropped);
+  // Names past the table come from nodes (the cluster admin's), so remembering each once is bounded. Pods that
+  // request one are unschedulable (they fit no node, and their reason names it) rather than placed as if they
+  // had not asked for it.
+  for (const auto& name : dropped) {
+    if (!dropped_resources_.insert(name).second) continue;
+    m_.resource_names_dropped->Inc();
+    log::Error("resource name dropped: the scheduler's resource table is full; pods requesting it stay pending")
+        .Kv("resource", name)
+        .Kv("node", n.metadata.name)
+        .Kv("extended_resources_max", sched::kUnoffered - sched::kFirstScalar);
+  }
+  PushWatch(poke, [this, ni = std::move(ni)] { core_->state().UpsertNode(ni); });
+  if (conv_reg_.size() > before) {
+    std::vector<std::string> added;
+    for (int i = before; i < conv_reg_.size(); ++i) added.push_back(conv_reg_.Name(i));
+    ReconvertLocked(added);
+  }
+}
+
+void SchedulerProcess::Impl::PushJobLocked(bool poke, const api::PodGroup& pg) {
+  PushWatch(poke, [this, j = ToJobInfo(pg, &conv_reg_, o_.default_queue)] { core_->state().UpsertJob(j); });
+}
+
+void SchedulerProcess::Impl::PushQueueLocked(bool poke, const api::Queue& q) {
+  PushWatch(poke, [this, qi = ToQueueInfo(q, &conv_reg_)] { core_->state().UpsertQueue(qi); });
+}
+
+// Level-triggered: the objects that name a resource that just got a dimension were converted without it (a pod
+// fitting no node, a queue capability left out); they are read again from the informer caches. The registry
+// grows at most kUnoffered - kFirstScalar times in a process's life, so a pass over the caches then is cheap
+// enough, and nothing is remembered per tenant-chosen name.
+void SchedulerProcess::Impl::ReconvertLocked(const std::vector<std::string>& added) {
+  auto names_any = [&](const api::ResourceList& l) {
+    for (const auto& name : added)
+      if (l.contains(name)) return true;
+    return false;
   };
+  size_t pods = 0, groups = 0, queues = 0;
+  for (const auto& p : pods_->List()) {
+    if (!ShouldTrack(*p, names_) || !names_any(api::PodRequests(p->spec))) continue;
+    PushPodLocked(true, *p);
+    ++pods;
+  }
+  for (const auto& pg : pgs_->List()) {
+    if (!pg->spec.min_resources || !names_any(NormalizeQuotaKeys(*pg->spec.min_resources))) continue;
+    PushJobLocked(true, *pg);
+    ++groups;
+  }
+  for (const auto& q : queues_->List()) {
+    if (!names_any(q->spec.capability) && !names_any(q->spec.guarantee.resource) && !names_any(q->spec.deserved)) continue;
+    PushQueueLocked(true, *q);
+    ++queues;
+  }
+  std::string joined;
+  for (const auto& name : added) joined += (joined.empty() ? "" : ",") + name;
+  log::Info("new resource names from nodes; objects naming them converted again")
+      .Kv("resources", joined)
+      .Kv("pods", pods)
+      .Kv("podgroups", groups)
+      .Kv("queues", queues);
+}
+
+void SchedulerProcess::Impl::RegisterHandlers() {
   auto remove_pod = [this](std::string uid) {
     return [this, uid = std::move(uid)] {
       auto& st = core_->state();
@@ -617,9 +695,10 @@ void SchedulerProcess::Impl::RegisterHandlers() {
     };
   };
   pods_->AddEventHandler({
-      .on_add = [=, this](const auto& p) {
+      .on_add = [this](const auto& p) {
         if (!ShouldTrack(*p, names_)) return;
-        PushWatch(true, task_delta(*p));  // a new pod: pending ones want placing, bound ones change capacity
+        core::MutexLock l(conv_mu_);
+        PushPodLocked(true, *p);  // a new pod: pending ones want placing, bound ones change capacity
       },
       .on_update = [=, this](const auto& old, const auto& p) {
         // Capacity is freed when a pod finishes or starts terminating; a plain status update of a running
@@ -627,42 +706,43 @@ void SchedulerProcess::Impl::RegisterHandlers() {
         const bool poke = old->status.phase != p->status.phase ||
                           old->metadata.deletion_timestamp != p->metadata.deletion_timestamp;
         if (ShouldTrack(*p, names_)) {
-          PushWatch(poke, task_delta(*p));
+          core::MutexLock l(conv_mu_);
+          PushPodLocked(poke, *p);
         } else if (ShouldTrack(*old, names_)) {
+          core::MutexLock l(conv_mu_);
           PushWatch(true, remove_pod(p->metadata.uid));
         }
       },
-      .on_delete = [=, this](const auto& p) { PushWatch(true, remove_pod(p->metadata.uid)); },
+      .on_delete = [=, this](const auto& p) {
+        core::MutexLock l(conv_mu_);
+        PushWatch(true, remove_pod(p->metadata.uid));
+      },
   });
-  auto node_delta = [this](const api::Node& n) {
-    sched::NodeInfo ni;
-    {
-      core::MutexLock l(conv_mu_);
-      auto info = ascend_info_.find(n.metadata.name);
-      ni = ToNodeInfo(n, &conv_reg_, info == ascend_info_.end() ? nullptr : &info->second);
-    }
-    return [this, ni = std::move(ni)] { core_->state().UpsertNode(ni); };
-  };
   nodes_->AddEventHandler({
-      .on_add = [=, this](const auto& n) { PushWatch(true, node_delta(*n)); },
-      .on_update = [=, this](const auto&, const auto& n) { PushWatch(false, node_delta(*n)); },
+      .on_add = [this](const auto& n) {
+        core::MutexLock l(conv_mu_);
+        PushNodeLocked(true, *n);
+      },
+      .on_update = [this](const auto&, const auto& n) {
+        core::MutexLock l(conv_mu_);
+        PushNodeLocked(false, *n);
+      },
       .on_delete = [this](const auto& n) {
         PushWatch(true, [this, name = n->metadata.name] { core_->state().RemoveNode(name); });
       },
   });
-  auto job_delta = [this](const api::PodGroup& pg) {
-    sched::JobInfo j;
-    {
-      core::MutexLock l(conv_mu_);
-      j = ToJobInfo(pg, &conv_reg_, o_.default_queue);
-    }
-    return [this, j = std::move(j)] { core_->state().UpsertJob(j); };
-  };
   pgs_->AddEventHandler({
-      .on_add = [=, this](const auto& pg) { PushWatch(true, job_delta(*pg)); },
+      .on_add = [this](const auto& pg) {
+        core::MutexLock l(conv_mu_);
+        PushJobLocked(true, *pg);
+      },
       // Our own status writes come back as updates; only a spec change is new input.
-      .on_update = [=, this](const auto& old, const auto& pg) { PushWatch(SpecChanged(old->spec, pg->spec), job_delta(*pg)); },
+      .on_update = [this](const auto& old, const auto& pg) {
+        core::MutexLock l(conv_mu_);
+        PushJobLocked(SpecChanged(old->spec, pg->spec), *pg);
+      },
       .on_delete = [this](const auto& pg) {
+        core::MutexLock l(conv_mu_);
         PushWatch(false, [this, key = pg->metadata.namespace_ + "/" + pg->metadata.name] {
           core_->state().RemoveJob(key);
           // A plain pod whose PodGroup was deleted under it goes on as a gang of one (the controller
@@ -671,21 +751,18 @@ void SchedulerProcess::Impl::RegisterHandlers() {
         });
       },
   });
-  auto queue_delta = [this](const api::Queue& q) {
-    sched::QueueInfo qi;
-    {
-      core::MutexLock l(conv_mu_);
-      qi = ToQueueInfo(q, &conv_reg_);
-    }
-    return [this, qi = std::move(qi)] { core_->state().UpsertQueue(qi); };
-  };
   queues_->AddEventHandler({
-      .on_add = [=, this](const auto& q) { PushWatch(true, queue_delta(*q)); },
-      .on_update = [=, this](const auto& old, const auto& q) {
+      .on_add = [this](const auto& q) {
+        core::MutexLock l(conv_mu_);
+        PushQueueLocked(true, *q);
+      },
+      .on_update = [this](const auto& old, const auto& q) {
         // Not our own status.allocated writes: a spec or state change.
-        PushWatch(SpecChanged(old->spec, q->spec) || old->status.state != q->status.state, queue_delta(*q));
+        core::MutexLock l(conv_mu_);
+        PushQueueLocked(SpecChanged(old->spec, q->spec) || old->status.state != q->status.state, *q);
       },
       .on_delete = [this](const auto& q) {
+        core::MutexLock l(conv_mu_);
         PushWatch(false, [this, name = q->metadata.name] { core_->state().RemoveQueue(name); });
       },
   });
@@ -756,15 +833,13 @@ void SchedulerProcess::Impl::RegisterHandlers() {
     const std::string& name = cm.metadata.name;
     if (!name.starts_with(api::kAscendDeviceInfoPrefix)) return;
     const std::string node = name.substr(api::kAscendDeviceInfoPrefix.size());
-    {
-      core::MutexLock l(conv_mu_);
-      auto data = cm.data.find(std::string(api::kAscendDeviceInfoKey));
-      std::optional<api::AscendDeviceInfo> info;
-      if (!deleted && data != cm.data.end()) info = api::ParseAscendDeviceInfo(data->second);
-      if (info) ascend_info_[node] = std::move(*info);
-      else ascend_info_.erase(node);  // gone or unreadable: the node's own annotations apply again
-    }
-    if (auto n = nodes_->Get(node)) PushWatch(true, node_delta(*n));
+    core::MutexLock l(conv_mu_);
+    auto data = cm.data.find(std::string(api::kAscendDeviceInfoKey));
+    std::optional<api::AscendDeviceInfo> info;
+    if (!deleted && data != cm.data.end()) info = api::ParseAscendDeviceInfo(data->second);
+    if (info) ascend_info_[node] = std::move(*info);
+    else ascend_info_.erase(node);  // gone or unreadable: the node's own annotations apply again
+    if (auto n = nodes_->Get(node)) PushNodeLocked(true, *n);
   };
   device_infos_->AddEventHandler({
       .on_add = [=](const auto& cm) { device_info(*cm, false); },

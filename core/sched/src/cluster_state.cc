@@ -443,7 +443,7 @@ void ClusterState::UpsertJob(const JobInfo& in) {
     if (same_job) j.phase = old.phase;
     bool same = old.uid == j.uid && old.implicit == j.implicit && old.queue == j.queue && old.min_member == j.min_member &&
                 old.min_task_member == j.min_task_member && old.min_resources == j.min_resources &&
-                old.priority == j.priority && old.priority_class_name == j.priority_class_name &&
+                old.unoffered == j.unoffered && old.priority == j.priority && old.priority_class_name == j.priority_class_name &&
                 old.network_topology == j.network_topology && old.sub_group_policies == j.sub_group_policies &&
                 old.task_topology_affinity == j.task_topology_affinity &&
                 old.task_topology_anti_affinity == j.task_topology_anti_affinity &&

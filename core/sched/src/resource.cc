@@ -13,9 +13,14 @@ std::optional<int> ResourceRegistry::Find(std::string_view name) const {
   return std::nullopt;
 }
 
+const std::string& ResourceRegistry::Name(int index) const {
+  static const std::string kUnofferedName = "resources no node offers";
+  return index == kUnoffered ? kUnofferedName : names_[static_cast<size_t>(index)];
+}
+
 std::optional<int> ResourceRegistry::Intern(std::string_view name) {
   if (auto i = Find(name)) return i;
-  if (names_.size() >= static_cast<size_t>(kMaxResources)) return std::nullopt;
+  if (names_.size() >= static_cast<size_t>(kUnoffered)) return std::nullopt;
   names_.emplace_back(name);
   return static_cast<int>(names_.size() - 1);
 }
@@ -25,6 +30,15 @@ Resource Shortfall(const Resource& need, const Resource& avail) {
   for (int i = 0; i < kMaxResources; ++i)
     if (need.Get(i) > 0 && need.Get(i) > avail.Get(i)) out.Set(i, need.Get(i) - std::max<int64_t>(0, avail.Get(i)));
   return out;
+}
+
+std::string UnofferedText(const std::vector<std::string>& names) {
+  if (names.empty()) return "resources no node offers";
+  std::string out;
+  const size_t shown = std::min<size_t>(names.size(), 8);
+  for (size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
+  return out + ", which no node offers";
 }
 
 namespace {
@@ -54,6 +68,7 @@ std::string ResourceRegistry::Format(const Resource& r, const char* if_empty) co
     out += ' ';
     out += Quantity(i, v);
   }
+  if (r.Get(kUnoffered) > 0) out += (out.empty() ? "" : ", ") + Name(kUnoffered);
   return out.empty() ? std::string(if_empty) : out;
 }
 
@@ -64,6 +79,7 @@ std::string ResourceRegistry::FormatDims(const Resource& r, const Resource& dims
     if (!out.empty()) out += ", ";
     out += names_[static_cast<size_t>(i)] + ' ' + Quantity(i, std::max<int64_t>(0, r.Get(i)));
   }
+  if (dims.Get(kUnoffered) > 0) out += (out.empty() ? "none of the " : ", none of the ") + Name(kUnoffered);
   return out;
 }
 

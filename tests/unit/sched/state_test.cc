@@ -76,6 +76,10 @@ TEST(ResourceRegistry, InternsUpToCapacity) {
   EXPECT_EQ(*r.Intern("nvidia.com/gpu"), gpu);
   for (int i = 0; i < kMaxResources; ++i) (void)r.Intern("x/" + std::to_string(i));
   EXPECT_FALSE(r.Intern("one-too-many").has_value());
+  // The last dimension is no name's: it marks requests for resources no node offers (issue 41).
+  EXPECT_EQ(r.size(), kUnoffered);
+  EXPECT_EQ(r.Format(Resource::Cpu(500).With(kUnoffered, 1)), "cpu 500m, resources no node offers");
+  EXPECT_EQ(UnofferedText({"example.com/a", "example.com/b"}), "example.com/a, example.com/b, which no node offers");
   EXPECT_EQ(r.Format(Resource::Cpu(500).With(gpu, 2)), "cpu 500m, nvidia.com/gpu 2");
   // Quantities read like a pod spec: whole cores, binary suffixes; the pod count is not a resource to users.
   EXPECT_EQ(r.Format(Resource::CpuMem(4000, int64_t{16} << 30).With(kPods, 3)), "cpu 4, memory 16Gi");

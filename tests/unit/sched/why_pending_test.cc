@@ -102,6 +102,52 @@ TEST(WhyPending, EnqueueRefusalNamesTheCapabilityAndTheShortfall) {
             "admitted)");
 }
 
+// A pod that requests a resource no node offers (resource.h, kUnoffered) fits no node, whatever else is free,
+// and the reason names the resource as kube-scheduler's "Insufficient <name>" does; a gang whose minResources
+// names one is not admitted, and says which.
+TEST(WhyPending, ResourceNoNodeOffersIsNamedNotIgnored) {
+  Cluster c;
+  c.Queue("default");
+  c.Node("n0", 8000, 64 * kGi);
+  c.Node("n1", 8000, 64 * kGi);
+  JobInfo j = c.Job("foo", 2);
+  c.AddJob(j);
+  c.st().UpsertPod(c.Pod(j, 0, Resource::Cpu(1000)));
+  TaskInfo t = c.Pod(j, 1, Resource::Cpu(1000).With(kUnoffered, 1));
+  t.unoffered = {"example.com/foo"};
+  c.st().UpsertPod(t);
+  CycleResult r = c.Run();
+  EXPECT_EQ(c.BoundCount("ns/foo"), 0) << "the gang of two cannot start with one pod";
+  const PodGroupCondition* u = Cond(FindPg(r, "ns/foo"), "Unschedulable");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->reason, "NotEnoughResources");
+  EXPECT_NE(u->message.find("2 node(s) had insufficient example.com/foo, which no node offers"), std::string::npos)
+      << u->message;
+
+  // With a minimum of one, the other pod runs; the one that asks for the resource never does.
+  JobInfo one = c.Job("one", 1);
+  c.AddJob(one);
+  c.st().UpsertPod(c.Pod(one, 0, Resource::Cpu(1000)));
+  TaskInfo t1 = c.Pod(one, 1, Resource::Cpu(1000).With(kUnoffered, 1));
+  t1.unoffered = {"example.com/foo"};
+  c.st().UpsertPod(t1);
+  c.RunAt(1);
+  EXPECT_EQ(c.BoundCount("ns/one"), 1);
+  EXPECT_EQ(c.st().FindTask(t1.uid)->status, TaskStatus::kPending);
+
+  JobInfo g = c.Job("bar", 1);
+  g.min_resources = Resource::Cpu(1000).With(kUnoffered, 1);
+  g.unoffered = {"example.com/bar", "example.com/baz"};
+  c.AddJob(g);
+  r = c.RunAt(2);
+  const PodGroupCondition* h = Cond(FindPg(r, "ns/bar"), "Unschedulable");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->reason, "OverClusterCapacity");
+  EXPECT_EQ(h->message,
+            "the job's minimum (minResources) requests example.com/bar, example.com/baz, which no node offers");
+  EXPECT_EQ(c.st().FindJob("ns/bar")->phase, PodGroupPhase::kPending);
+}
+
 TEST(WhyPending, OverusedQueueExplainsItsDeservedShare) {
   Cluster c;
   c.Queue("a");

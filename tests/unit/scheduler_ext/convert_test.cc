@@ -1,3 +1,5 @@
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "tephra/api/codec.h"
@@ -244,6 +246,7 @@ TEST(ConvertTest, PodRequestsInitMaxGroupRoleAffinity) {
                                                                 "namespaces": ["data"], "topologyKey": "zone"}}]}}},
     "status": {"phase": "Pending"}})");
   sched::ResourceRegistry reg;
+  (void)reg.Intern("nvidia.com/gpu");  // a node offers it (only nodes intern names)
   sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
   ASSERT_EQ(t.preferred_pod_terms.size(), 2u) << "affinity first, anti-affinity second; weight 0 skipped";
   EXPECT_EQ(t.preferred_pod_terms[0].weight, 70);
@@ -395,6 +398,137 @@ TEST(ConvertTest, PodGroupQueueHyperNode) {
   EXPECT_EQ(h.members[2].kind, sched::MemberSelectorKind::kLabel);
   EXPECT_TRUE(h.members[2].label_selector.Matches({{"tephra.io/leaf", "leaf-0"}}));
   EXPECT_FALSE(h.members[2].label_selector.Matches({{"tephra.io/leaf", "leaf-1"}}));
+}
+
+// Issue 41: only nodes take a dimension of the resource table. Made-up names in pods' requests (a tenant's) fill
+// nothing, so a resource a node offers later still gets one; until a node offers it, a pod requesting it fits
+// no node and says which resource.
+TEST(ConvertTest, MadeUpNamesOnPodsTakeNoDimension) {
+  sched::ResourceRegistry reg;
+  for (int i = 0; i < 12; ++i) {
+    const std::string name = "example.com/junk-" + std::to_string(i);
+    auto pod = Decode<api::Pod>(R"({"metadata": {"name": "p", "namespace": "ns", "uid": "u"},
+      "spec": {"schedulerName": "volcano", "containers": [{"name": "a"}]}})");
+    pod.spec.containers[0].resources.requests[name] = core::Quantity::MustParse("1");
+    pod.spec.containers[0].resources.requests["cpu"] = core::Quantity::MustParse("1");
+    sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+    EXPECT_EQ(t.request.Get(sched::kUnoffered), 1) << name;
+    EXPECT_EQ(t.request.Get(sched::kCpu), 1000);
+    EXPECT_EQ(t.unoffered, std::vector<std::string>{name});
+  }
+  EXPECT_EQ(reg.size(), 3) << "cpu, memory, pods: nothing interned from pods";
+  // A PodGroup and a Queue naming made-up resources take nothing either.
+  auto pg = Decode<api::PodGroup>(R"({"metadata": {"name": "g", "namespace": "ns"},
+    "spec": {"minMember": 1, "minResources": {"requests.example.com/a": "1", "example.com/b": "0", "cpu": "1"}}})");
+  sched::JobInfo j = ToJobInfo(pg, &reg, "default");
+  ASSERT_TRUE(j.min_resources.has_value());
+  EXPECT_EQ(j.min_resources->Get(sched::kUnoffered), 1);
+  EXPECT_EQ(j.unoffered, std::vector<std::string>{"example.com/a"}) << "a zero request asks for nothing";
+  auto q = Decode<api::Queue>(R"({"metadata": {"name": "q"}, "spec": {"capability": {"cpu": "10", "example.com/c": "1"},
+    "guarantee": {"resource": {"example.com/d": "5"}}, "deserved": {"example.com/e": "5"}}})");
+  sched::QueueInfo qi = ToQueueInfo(q, &reg);
+  EXPECT_EQ(qi.capability.Get(sched::kCpu), 10000);
+  EXPECT_EQ(qi.capability.Get(sched::kUnoffered), sched::kUnlimited) << "a capability on no node's resource limits nothing";
+  EXPECT_TRUE(qi.guarantee.IsZero());
+  ASSERT_TRUE(qi.spec_deserved.has_value());
+  EXPECT_TRUE(qi.spec_deserved->IsZero());
+  EXPECT_EQ(reg.size(), 3);
+
+  // The node's new resource (a MIG profile) gets a dimension, and the pod that requests it fits there; a pod
+  // requesting a made-up name fits no node, the new one included.
+  auto node = Decode<api::Node>(R"({"metadata": {"name": "n1"},
+    "status": {"allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/mig-1g.5gb": "7"}}})");
+  sched::NodeInfo n = ToNodeInfo(node, &reg);
+  ASSERT_TRUE(reg.Find("nvidia.com/mig-1g.5gb").has_value());
+  const int mig = *reg.Find("nvidia.com/mig-1g.5gb");
+  EXPECT_LT(mig, sched::kUnoffered);
+  EXPECT_EQ(n.allocatable.Get(mig), 7);
+  EXPECT_EQ(n.allocatable.Get(sched::kUnoffered), 0);
+  auto pod = Decode<api::Pod>(R"({"metadata": {"name": "m", "namespace": "ns", "uid": "m"},
+    "spec": {"schedulerName": "volcano", "containers": [{"name": "a", "resources": {"requests": {"nvidia.com/mig-1g.5gb": "1"}}}]}})");
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  EXPECT_EQ(t.request.Get(mig), 1);
+  EXPECT_EQ(t.request.Get(sched::kUnoffered), 0);
+  EXPECT_TRUE(t.unoffered.empty());
+  EXPECT_TRUE(t.request.FitsIn(n.allocatable));
+  pod.spec.containers[0].resources.requests["example.com/junk-0"] = core::Quantity::MustParse("1");
+  t = ToTaskInfo(pod, &reg, kNames);
+  EXPECT_FALSE(t.request.FitsIn(n.allocatable)) << "a resource no node offers fits nowhere";
+  EXPECT_EQ(sched::UnofferedText(t.unoffered), "example.com/junk-0, which no node offers");
+}
+
+// More extended names than the table holds: the node keeps the first ones, the rest are reported (the process
+// logs and counts them), and a pod requesting a dropped one fits no node rather than being placed as if it
+// had not asked for it.
+TEST(ConvertTest, NodeNamesPastTheTableAreDroppedAndPodsRequestingThemFitNowhere) {
+  sched::ResourceRegistry reg;
+  auto node = Decode<api::Node>(R"({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "32"}}})");
+  constexpr int kExtended = sched::kUnoffered - sched::kFirstScalar;
+  for (int i = 0; i < kExtended + 2; ++i)
+    node.status.allocatable["example.com/r" + std::to_string(10 + i)] = core::Quantity::MustParse("4");
+  std::set<std::string> dropped;
+  sched::NodeInfo n = ToNodeInfo(node, &reg, nullptr, &dropped);
+  EXPECT_EQ(reg.size(), sched::kFirstScalar + kExtended);
+  ASSERT_EQ(dropped.size(), 2u);
+  const std::string lost = *dropped.begin();
+  EXPECT_FALSE(reg.Find(lost).has_value());
+  auto pod = Decode<api::Pod>(R"({"metadata": {"name": "m", "namespace": "ns", "uid": "m"},
+    "spec": {"schedulerName": "volcano", "containers": [{"name": "a"}]}})");
+  pod.spec.containers[0].resources.requests[lost] = core::Quantity::MustParse("1");
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  EXPECT_EQ(t.unoffered, std::vector<std::string>{lost});
+  EXPECT_FALSE(t.request.FitsIn(n.allocatable));
+}
+
+// Quantities are tenant input: each is clamped to [0, kMaxQuantity] where it is converted, so the core's sums
+// over many pods neither overflow nor wrap to negatives that would fit, and a clamped request fits no real node.
+TEST(ConvertTest, HugeAndNegativeQuantitiesAreClamped) {
+  sched::ResourceRegistry reg;
+  auto node = Decode<api::Node>(R"({"metadata": {"name": "n1"},
+    "status": {"allocatable": {"cpu": "256", "memory": "4Ti", "pods": "110", "nvidia.com/gpu": "8"}}})");
+  sched::NodeInfo n = ToNodeInfo(node, &reg);
+  auto pod = Decode<api::Pod>(R"({"metadata": {"name": "p", "namespace": "ns", "uid": "p"},
+    "spec": {"schedulerName": "volcano", "containers": [{"name": "a", "resources": {"requests": {
+      "cpu": "9223372036854775807m", "memory": "8Ei", "nvidia.com/gpu": "-3"}}}]}})");
+  sched::TaskInfo t = ToTaskInfo(pod, &reg, kNames);
+  EXPECT_EQ(t.request.Get(sched::kCpu), sched::kMaxQuantity);
+  EXPECT_EQ(t.request.Get(sched::kMemory), sched::kMaxQuantity);
+  EXPECT_EQ(t.request.Get(*reg.Find("nvidia.com/gpu")), 0) << "a negative request asks for nothing";
+  EXPECT_FALSE(t.request.FitsIn(n.allocatable));
+  sched::Resource sum;
+  for (int i = 0; i < 100'000; ++i) sum += t.request;
+  EXPECT_GT(sum.Get(sched::kCpu), 0);
+  EXPECT_GT(sum.Get(sched::kMemory), 0);
+  EXPECT_LT(sum.Get(sched::kMemory), sched::kUnlimited);
+  EXPECT_FALSE(sum.FitsIn(n.allocatable));
+  EXPECT_FALSE(t.request.FitsIn(n.allocatable - sum)) << "no wrap-around: what remains is negative, nothing fits";
+  // The same ceiling on what a node offers.
+  node.status.allocatable["memory"] = core::Quantity::MustParse("8Ei");
+  EXPECT_EQ(ToNodeInfo(node, &reg).allocatable.Get(sched::kMemory), sched::kMaxQuantity);
+  EXPECT_EQ(ClampQuantity(-5), 0);
+  EXPECT_EQ(ClampQuantity(std::numeric_limits<int64_t>::max()), sched::kMaxQuantity);
+}
+
+// Aggregates keep the larger ceiling (kMaxAggregateQuantity): a 200-pod gang of 2Ti nodes has a 400Ti
+// minimum, and a large cluster's queue a capability of Pi; cut to the pod ceiling (16Ti), enqueue would admit
+// such a gang into 16Ti and a queue would be capped at 16Ti. Past 1Pi they are clamped too.
+TEST(ConvertTest, GangMinimumsAndQueueQuantitiesKeepTheAggregateCeiling) {
+  sched::ResourceRegistry reg;
+  ToNodeInfo(Decode<api::Node>(R"({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "256", "memory": "2Ti"}}})"),
+             &reg);
+  auto pg = Decode<api::PodGroup>(R"({"metadata": {"name": "big", "namespace": "ns", "uid": "pg"},
+    "spec": {"minMember": 200, "minResources": {"memory": "400Ti", "cpu": "8Ei"}}})");
+  sched::JobInfo j = ToJobInfo(pg, &reg, "default");
+  ASSERT_TRUE(j.min_resources.has_value());
+  EXPECT_EQ(j.min_resources->Get(sched::kMemory), int64_t{400} << 40);
+  EXPECT_EQ(j.min_resources->Get(sched::kCpu), sched::kMaxAggregateQuantity);
+  auto q = Decode<api::Queue>(R"({"metadata": {"name": "q"}, "spec": {"weight": 1,
+    "capability": {"memory": "2Pi"}, "guarantee": {"resource": {"memory": "100Ti"}}, "deserved": {"memory": "300Ti"}}})");
+  sched::QueueInfo qi = ToQueueInfo(q, &reg);
+  EXPECT_EQ(qi.capability.Get(sched::kMemory), sched::kMaxAggregateQuantity);
+  EXPECT_EQ(qi.guarantee.Get(sched::kMemory), int64_t{100} << 40);
+  ASSERT_TRUE(qi.spec_deserved.has_value());
+  EXPECT_EQ(qi.spec_deserved->Get(sched::kMemory), int64_t{300} << 40);
 }
 
 TEST(ConvertTest, ResourceRoundTripForQueueStatus) {

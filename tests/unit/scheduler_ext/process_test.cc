@@ -424,6 +424,71 @@ TEST_F(ProcessFixture, UnschedulablePlainPodIsToldWhyOnThePodOnly) {
   EXPECT_EQ(NodeOf("huge"), "");
 }
 
+// Issue 41: only nodes take a dimension of the scheduler's resource table. Ten made-up names in tenants' pods
+// used to fill it for the life of the process, and a MIG profile a node offered later was then dropped and its
+// pod placed as if it had not asked for it. Now the pod waits, told which resource no node offers, and is
+// placed once a node offers it (the pod is converted again when the table grows).
+TEST_F(ProcessFixture, ResourceANodeOffersLaterIsNotCrowdedOutByMadeUpNames) {
+  StartProcess(std::chrono::milliseconds(20));
+  proc->SetLeading(true);
+  for (int i = 0; i < 10; ++i) {
+    json p = PlainPod("junk" + std::to_string(i), "100m");
+    p["spec"]["containers"][0]["resources"]["requests"]["example.com/junk-" + std::to_string(i)] = "1";
+    fc->Seed(api::Pod::Resource(), p);
+  }
+  json mig = PlainPod("mig", "100m");
+  mig["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/mig-1g.5gb"] = "1";
+  fc->Seed(api::Pod::Resource(), mig);
+  std::string why;
+  ASSERT_TRUE(Eventually([&] {
+    auto p = fc->Get(api::Pod::Resource(), "ns", "mig");
+    if (!p.ok() || !(*p)["status"].contains("conditions")) return false;
+    why = (*p)["status"]["conditions"][0].value("message", "");
+    return why.find("nvidia.com/mig-1g.5gb, which no node offers") != std::string::npos;
+  })) << why;
+  CyclesPass(2);
+  EXPECT_EQ(NodeOf("mig"), "") << "no node offers the MIG profile yet";
+  EXPECT_EQ(Binds(), 0);
+
+  json n3 = Node("n3", "4");
+  n3["status"]["allocatable"]["nvidia.com/mig-1g.5gb"] = "7";
+  n3["status"]["capacity"]["nvidia.com/mig-1g.5gb"] = "7";
+  fc->Seed(api::Node::Resource(), n3);
+  ASSERT_TRUE(Eventually([&] { return NodeOf("mig") == "n3"; })) << NodeOf("mig");
+  CyclesPass(2);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(NodeOf("junk" + std::to_string(i)), "");
+  proc->WithState([&](sched::ClusterState& st) {
+    EXPECT_TRUE(st.resources().Find("nvidia.com/mig-1g.5gb").has_value());
+    EXPECT_EQ(st.resources().size(), sched::kFirstScalar + 1) << "nothing from the pods";
+  });
+}
+
+// More extended names offered by nodes than the table holds: each dropped name is counted once (and logged),
+// however often its node is seen again, and a pod requesting one waits instead of being placed.
+TEST_F(ProcessFixture, NodeResourceNamesPastTheTableAreCountedAndUnsatisfiable) {
+  constexpr int kExtended = sched::kUnoffered - sched::kFirstScalar;
+  json n3 = Node("n3", "4");
+  for (int i = 0; i < kExtended + 2; ++i) {
+    n3["status"]["allocatable"]["example.com/r" + std::to_string(10 + i)] = "4";
+    n3["status"]["capacity"]["example.com/r" + std::to_string(10 + i)] = "4";
+  }
+  fc->Seed(api::Node::Resource(), n3);
+  StartProcess(std::chrono::milliseconds(20));
+  proc->SetLeading(true);
+  const std::string last = "example.com/r" + std::to_string(10 + kExtended + 1);  // past the table
+  fc->Seed(api::PodGroup::Resource(), PodGroup("pg", 1));
+  json p = Pod("p", "pg", "100m");
+  p["spec"]["containers"][0]["resources"]["requests"][last] = "1";
+  fc->Seed(api::Pod::Resource(), p);
+  ASSERT_TRUE(fc->Patch(api::Node::Resource(), "", "n3", kube::PatchType::kMerge,
+                        {{"metadata", {{"labels", {{"seen", "again"}}}}}})
+                  .ok());
+  CyclesPass(3);
+  EXPECT_EQ(NodeOf("p"), "");
+  const std::string text = registry.Expose();
+  EXPECT_NE(text.find("tephra_scheduler_resource_names_dropped_total 2\n"), std::string::npos) << text;
+}
+
 // Volcano's behaviour: a configuration file that cannot be read or is invalid at start-up is logged and the
 // built-in default runs (the metrics say the file was rejected); --disable-default-scheduler-config makes it
 // fatal instead.

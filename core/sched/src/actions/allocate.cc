@@ -651,10 +651,20 @@ class Allocator {
   void AllocateJob(const JobInfo& job, const QueueInfo& q) {
     ++ssn_.result().metrics.jobs_considered;
     std::vector<const TaskInfo*> tasks;
+    // Pods that request a resource no node offers (resource.h, kUnoffered) fit no node: they are set aside
+    // (no queue check, no node scan) and only named in the explanation; the rest of the gang goes on.
+    std::set<std::string> unoffered_names;
+    int unoffered = 0;
     st_.ForEachTaskOfJob(job.key, [&](const TaskInfo& t) {
-      if (t.status == TaskStatus::kPending && !t.scheduling_gated && !t.best_effort) tasks.push_back(&t);
+      if (t.status != TaskStatus::kPending || t.scheduling_gated || t.best_effort) return;
+      if (t.request.Get(kUnoffered) > 0) {
+        ++unoffered;
+        unoffered_names.insert(t.unoffered.begin(), t.unoffered.end());
+      } else {
+        tasks.push_back(&t);
+      }
     });
-    if (tasks.empty()) return;
+    if (tasks.empty() && unoffered == 0) return;
     queue_full_ = false;
     queue_refusal_ = {};
     last_reasons_.clear();
@@ -664,7 +674,7 @@ class Allocator {
     // missing minimum (lower bound: per-dimension smallest request x missing tasks), or its queue refuses
     // a task, it fails again without sorting or touching nodes, keeping its previous explanation.
     auto& memo = job.sched;
-    if (memo.failed && !memo.message.empty()) {
+    if (memo.failed && !memo.message.empty() && !tasks.empty()) {
       int missing = job.min_member - job.ReadyCount() - job.Count(TaskStatus::kPipelined);
       Resource smallest = tasks[0]->request;
       for (const TaskInfo* t : tasks) smallest = smallest.Min(t->request);
@@ -690,7 +700,7 @@ class Allocator {
     std::vector<char> mask;
     const std::optional<WallTime> end = plan_ ? plan_->EndOf(job) : std::nullopt;
     reserve_mask_ = nullptr;
-    if (plan_ && plan_->has_reservations()) {
+    if (plan_ && plan_->has_reservations() && !tasks.empty()) {
       Resource smallest = tasks[0]->request;
       for (const TaskInfo* t : tasks) smallest = smallest.Min(t->request);
       mask.assign(st_.node_slots(), 1);
@@ -720,7 +730,7 @@ class Allocator {
         unplaced = PlaceTasks(job, q, tasks, nullptr, stmt);
       }
     };
-    place();
+    if (!tasks.empty()) place();
     // The mask admits a node for the job's smallest pod; several pods on one node may together take what a
     // reservation holds. Such nodes are closed to the job and it is placed once more.
     // Closes the nodes where the statement takes more than the reservations leave; true if there were any.
@@ -761,8 +771,14 @@ class Allocator {
       return;
     }
     bool pipelined = !stmt.empty() && ssn_.JobPipelined(job);
-    int unsched = static_cast<int>(unplaced.size());
+    int unsched = static_cast<int>(unplaced.size()) + unoffered;
     for (const auto& [r, n] : refusals_) last_reasons_[r] += n;
+    if (unoffered > 0) {
+      // Every node fails these pods for the same reason, as kube-scheduler counts "Insufficient <name>".
+      last_reasons_["node(s) had insufficient " +
+                    UnofferedText(std::vector<std::string>(unoffered_names.begin(), unoffered_names.end()))] +=
+          static_cast<int>(st_.CandidateNodes().size());
+    }
     std::string msg = !topo_error.empty()       ? topo_error
                       : !sub_group_error_.empty() ? sub_group_error_
                                                   : FormatReasons(last_reasons_);

@@ -45,6 +45,12 @@ class Enqueue final : public Action {
       auto& jobs = by_queue[q->name];
       std::stable_sort(jobs.begin(), jobs.end(), [&](const JobInfo* a, const JobInfo* b) { return ssn.JobLess(*a, *b); });
       for (const JobInfo* j : jobs) {
+        if (j->min_resources && j->min_resources->Get(kUnoffered) > 0) {
+          // No room can ever be enough: say which resource, not by how much the cluster is short of "it".
+          ssn.RecordFitErrors(j->key, -1,
+                              "OverClusterCapacity\nthe job's minimum (minResources) requests " + UnofferedText(j->unoffered));
+          continue;
+        }
         if (!ssn.JobEnqueueable(*j)) {
           Refusal why = ssn.ExplainEnqueue(*j);
           // Only a refusal for the cluster's room now; never one for the queue's capability.

@@ -5,6 +5,8 @@ namespace tephra::sched {
 
 namespace actions {
 std::string ResourceReason(const ClusterState& st, const TaskInfo& t, const Resource& avail) {
+  // Named first: a resource no node offers is the one no change of nodes' load can fix.
+  if (t.request.Get(kUnoffered) > 0) return "node(s) had insufficient " + UnofferedText(t.unoffered);
   int d = t.request.FirstShortDimension(avail);
   if (d < 0) return {};
   if (d == kPods) return "node(s) had too many pods";

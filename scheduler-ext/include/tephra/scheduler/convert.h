@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tephra/api/apps.h"
 #include "tephra/api/core_v1.h"
@@ -23,18 +24,29 @@ namespace tephra::scheduler {
 // resource names: requests.X folds into X, limits and object counts are dropped.
 api::ResourceList NormalizeQuotaKeys(const api::ResourceList& in);
 
-// cpu -> millicores, memory/ephemeral-storage -> bytes, pods and extended scalars -> integer units.
-// Extended resources beyond the registry's capacity are dropped (treated as not requested); `dropped`
-// receives their names so the caller can log once.
+// Every converted quantity is clamped to [0, ceiling]: sched::kMaxQuantity for what one pod or node holds,
+// sched::kMaxAggregateQuantity for PodGroup minimums and Queue quantities (resource.h says why that keeps
+// the core's sums from overflowing); negative quantities become 0.
+int64_t ClampQuantity(int64_t v, int64_t ceiling = sched::kMaxQuantity);
+
+// What a node offers: cpu -> millicores, memory/ephemeral-storage -> bytes, pods and extended scalars ->
+// integer units. Interns every name (nodes are the cluster admin's; only they may take a dimension). Names
+// past the registry's capacity are dropped; `dropped` receives them so the caller can log and count them.
 sched::Resource ToResource(const api::ResourceList& list, sched::ResourceRegistry* reg,
                            std::set<std::string>* dropped = nullptr);
+// What a pod, PodGroup or Queue names: the same units, but never interns. A name without a dimension that is
+// requested (> 0) sets sched::kUnoffered (the request then fits no node) and is appended to `unoffered`
+// (when given), for the explanation. Quantities are clamped to `ceiling` (see ClampQuantity).
+sched::Resource ToRequest(const api::ResourceList& list, const sched::ResourceRegistry& reg,
+                          std::vector<std::string>* unoffered, int64_t ceiling = sched::kMaxQuantity);
 // The inverse, for Queue status.allocated (cpu as millicores "500m"/"2", memory in bytes).
 api::ResourceList FromResource(const sched::Resource& r, const sched::ResourceRegistry& reg);
 
 // `ascend_info`: the node's `mindx-dl-deviceinfo-<node>` report when there is one (card health); without it
-// the node's own annotations of the same keys are read (older Ascend device plugins).
+// the node's own annotations of the same keys are read (older Ascend device plugins). Interns the node's
+// resource names (ToResource); `dropped` receives those past the registry's capacity.
 sched::NodeInfo ToNodeInfo(const api::Node& node, sched::ResourceRegistry* reg,
-                           const api::AscendDeviceInfo* ascend_info = nullptr);
+                           const api::AscendDeviceInfo* ascend_info = nullptr, std::set<std::string>* dropped = nullptr);
 
 // Whether Tephra's scheduler keeps batch pods off a node: the fault controller marked it faulted
 // (tephra.io/fault) or healed it less than --fault-avoid-seconds ago (tephra.io/fault-avoid-until).
@@ -73,12 +85,14 @@ bool IsImplicitGangOfOne(const api::Pod& pod, const std::set<std::string>& names
 // The stand-in job of such a pod, as the controller's PodGroup will describe it: minMember 1, minResources
 // the pod's requests, queue from the pod's `scheduling.volcano.sh/queue-name` annotation (else
 // `default_queue`), the pod's priority class, network topology from the pod's annotations.
-sched::JobInfo ImplicitJobInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::string& default_queue);
+sched::JobInfo ImplicitJobInfo(const api::Pod& pod, const sched::ResourceRegistry* reg, const std::string& default_queue);
 // volcano.sh/preemptable read as Volcano reads it: the annotation, else the label; absent = true; a value
 // Go's strconv.ParseBool rejects = false.
 bool PodPreemptable(const api::ObjectMeta& meta);
 // `creation_index` is supplied by the caller (monotone by creationTimestamp then arrival; see cache).
-sched::TaskInfo ToTaskInfo(const api::Pod& pod, sched::ResourceRegistry* reg, const std::set<std::string>& names);
+// Pods, PodGroups and Queues are converted with ToRequest: they never take a dimension (only nodes do), and a
+// pod or PodGroup that requests a resource no node offers fits no node (TaskInfo/JobInfo::unoffered).
+sched::TaskInfo ToTaskInfo(const api::Pod& pod, const sched::ResourceRegistry* reg, const std::set<std::string>& names);
 sched::TaskStatus PodStatusOf(const api::Pod& pod);
 // System-default topology spread (sched::ClusterState::DefaultSpreadSelector): the pod's controlling owner
 // as TaskInfo::controller names it ("<Kind>/<name>", "" unless an apps/v1 ReplicaSet or StatefulSet or a
@@ -87,9 +101,10 @@ std::string SpreadControllerOf(const api::Pod& pod);
 sched::LabelSelector ToSpreadSelector(const api::Workload& w);
 
 // `default_queue` replaces an empty spec.queue (--default-queue).
-sched::JobInfo ToJobInfo(const api::PodGroup& pg, sched::ResourceRegistry* reg, const std::string& default_queue);
+sched::JobInfo ToJobInfo(const api::PodGroup& pg, const sched::ResourceRegistry* reg, const std::string& default_queue);
 sched::PodGroupPhase PhaseOf(const std::string& phase);
-sched::QueueInfo ToQueueInfo(const api::Queue& q, sched::ResourceRegistry* reg);
+// Capability, guarantee and deserved on a resource no node offers are left out (irrelevant until one does).
+sched::QueueInfo ToQueueInfo(const api::Queue& q, const sched::ResourceRegistry* reg);
 sched::HyperNodeInfo ToHyperNodeInfo(const api::HyperNode& hn);
 
 // Writes the core's status decision into a PodGroup's status (phase, counters, condition merged by type:

@@ -23,8 +23,28 @@ inline constexpr int kMemory = 1;
 inline constexpr int kPods = 2;
 inline constexpr int kFirstScalar = 3;
 inline constexpr int kMaxResources = 12;
+// The last dimension belongs to no name: a request for a resource no node offers (or one past the table, see
+// ResourceRegistry) is set here, and no node ever has any of it, so such a request fits nowhere and the
+// explanation can say why (TaskInfo::unoffered, JobInfo::unoffered name the resources).
+inline constexpr int kUnoffered = kMaxResources - 1;
 // "Unlimited" for capability-style vectors (a queue without capability on a dimension).
 inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
+// Ceiling of every quantity converted from an API object (scheduler/convert.h clamps to [0, kMaxQuantity]):
+// 2^44, that is 16Ti of memory in bytes, 17.6 million cores in millicores, 1.7e13 devices or pods. The sum of
+// 100,000 quantities at the ceiling (1.76e18) stays below kUnlimited (2.3e18) and far from int64 overflow,
+// which is why Resource's arithmetic below adds and subtracts without checks: every vector the core sums
+// (node used, queue allocated and requested, a gang's need) is a sum of converted quantities over pods or
+// nodes, fewer than 100,000 of each at a time, or kUnlimited itself compared, never summed with another
+// kUnlimited. A request at the ceiling fits only a node that offers 16Ti of memory (or 17.6 million cores).
+inline constexpr int64_t kMaxQuantity = int64_t{1} << 44;
+static_assert(kMaxQuantity * 100'000 < kUnlimited);
+// Ceiling of the aggregate quantities: a PodGroup's minResources and a Queue's capability, guarantee and
+// deserved (2^50: 1Pi of memory). They describe many pods at once (a 200-pod gang of 2Ti nodes asks 400Ti),
+// so the pod ceiling would understate them. They are summed only over admitted jobs (the enqueue gate admits
+// what fits the cluster) or over an administrator's queues (2,047 of them at the ceiling stay below
+// kUnlimited), never over every object a tenant can create.
+inline constexpr int64_t kMaxAggregateQuantity = int64_t{1} << 50;
+static_assert(kMaxAggregateQuantity * 2'047 < kUnlimited);
 
 class Resource {
  public:
@@ -81,18 +101,27 @@ class Resource {
 // cover; zero elsewhere. "Short by" in explanations.
 Resource Shortfall(const Resource& need, const Resource& avail);
 
-// Name <-> dimension index. Fixed names: "cpu", "memory", "pods". Extended scalars are interned on first
-// use; at most kMaxResources - kFirstScalar of them (Intern returns nullopt past that: the caller logs and
-// ignores the resource, which the scheduler then treats as not requested).
+// "example.com/foo, which no node offers" for the names of TaskInfo/JobInfo::unoffered (at most the first
+// eight, then "and N more"), so reasons read like kube-scheduler's "Insufficient example.com/foo".
+std::string UnofferedText(const std::vector<std::string>& names);
+
+// Name <-> dimension index. Fixed names: "cpu", "memory", "pods". Extended scalars get a dimension when a node
+// offers them (Intern: the scheduler process interns only what nodes' allocatable names, which cluster admins
+// control, never what a pod, PodGroup or Queue names, so tenants cannot fill the table); at most
+// kUnoffered - kFirstScalar of them. Intern returns nullopt past that (the caller logs the dropped name and
+// counts it); a request for a name without a dimension is set on kUnoffered by the caller, so it fits no node.
 class ResourceRegistry {
  public:
   ResourceRegistry();
   std::optional<int> Intern(std::string_view name);
   std::optional<int> Find(std::string_view name) const;
-  const std::string& Name(int index) const { return names_[static_cast<size_t>(index)]; }
+  // kUnoffered has a descriptive name ("resources no node offers") for messages that cannot name them.
+  const std::string& Name(int index) const;
+  // Names with a dimension: indexes [0, size()); kUnoffered is never one of them.
   int size() const { return static_cast<int>(names_.size()); }
   // "cpu 500m, memory 1Gi, nvidia.com/gpu 8" style rendering of the non-zero dimensions, for messages.
-  // `if_empty` is returned when no dimension is set (explanations say "nothing").
+  // `if_empty` is returned when no dimension is set (explanations say "nothing"). kUnoffered is rendered as
+  // its name without a quantity (what it counts is not an amount of anything).
   std::string Format(const Resource& r, const char* if_empty = "") const;
   // `r` on exactly the dimensions `dims` requests (> 0), zeros included, so "the cluster has cpu 96,
   // nvidia.com/gpu 0 free" names what a GPU job lacks and does not list resources it never asked for.

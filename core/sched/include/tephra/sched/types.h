@@ -254,6 +254,9 @@ struct TaskInfo {
   std::string job;   // "<ns>/<podgroup name>"; empty = not part of a gang (ignored by the scheduler)
   std::string role;  // volcano.sh/task-spec
   Resource request;  // init-container max rule already applied by the caller
+  // Resources the pod requests (> 0) that no node offers, or that got no dimension (resource.h, kUnoffered):
+  // `request` then has kUnoffered set, so the pod fits no node; these names are what its reason quotes.
+  std::vector<std::string> unoffered;
   // Requests as kube-scheduler scores them (cpu milli, memory bytes; see kDefaultScoreMilliCpu): -1 = not
   // known to the caller (tests, benchmarks, callers without container specs); ClusterState then takes the
   // request, or the default where the request is 0. Feasibility never reads these; only scores do.
@@ -342,6 +345,7 @@ struct JobInfo {
   int32_t min_member = 0;
   std::map<std::string, int32_t> min_task_member;
   std::optional<Resource> min_resources;
+  std::vector<std::string> unoffered;  // as TaskInfo::unoffered, for min_resources
   int32_t priority = 0;  // resolved from priorityClassName by the caller (or SetPriorityClass)
   std::string priority_class_name;
   PodGroupPhase phase = PodGroupPhase::kPending;
