@@ -151,11 +151,15 @@ std::pair<int64_t, int64_t> ScoreRequests(const api::PodSpec& spec) {
 // `cpu` and `requests.cpu`, `limits.cpu`, `pods` and `count/pods`, extended `requests.nvidia.com/gpu`. Only
 // requests matter for admission: fold `requests.X` into X (max, as both hold the same sum), and drop limits
 // and object counts, which no node advertises and which would otherwise make every gang look unplaceable.
+// A vGPU memory percentage goes too: it is a share of each card, which the card model accounts for per pod
+// (as ToTaskInfo drops it from a pod's requests); no node offers it, so in a minimum it would make every
+// vGPU gang look unsatisfiable at enqueue.
 api::ResourceList NormalizeQuotaKeys(const api::ResourceList& in) {
   api::ResourceList out;
   for (const auto& [name, q] : in) {
     if (name.rfind("limits.", 0) == 0 || name.rfind("count/", 0) == 0) continue;
     std::string key = name.rfind("requests.", 0) == 0 ? name.substr(9) : name;
+    if (key == api::kVgpuMemoryPercentageResource) continue;
     auto it = out.find(key);
     if (it == out.end() || it->second < q) out[key] = q;
   }

@@ -37,6 +37,25 @@ TEST(ConvertTest, MinResourcesQuotaKeysNormalized) {
   EXPECT_EQ(n.count("limits.cpu"), 0u);
 }
 
+// A vGPU gang's minimum as the job controller writes it names volcano.sh/vgpu-memory-percentage, which no
+// node offers (the card model accounts for it per pod): it must not make the gang unsatisfiable at enqueue.
+TEST(ConvertTest, VgpuMemoryPercentageLeavesGangMinimums) {
+  auto pg = Decode<api::PodGroup>(R"({
+    "metadata": {"name": "j-uid", "namespace": "ns", "uid": "pg1"},
+    "spec": {"minMember": 2, "minResources": {"cpu": "2", "volcano.sh/vgpu-number": "2",
+             "requests.volcano.sh/vgpu-memory-percentage": "100", "volcano.sh/vgpu-memory-percentage": "100"}}})");
+  auto n = NormalizeQuotaKeys(*pg.spec.min_resources);
+  EXPECT_EQ(n.count("volcano.sh/vgpu-memory-percentage"), 0u);
+  EXPECT_EQ(n.count("volcano.sh/vgpu-number"), 1u);
+  sched::ResourceRegistry reg;
+  ToNodeInfo(Decode<api::Node>(R"({"metadata": {"name": "n1"},
+    "status": {"allocatable": {"cpu": "8", "volcano.sh/vgpu-number": "40"}}})"), &reg);
+  sched::JobInfo j = ToJobInfo(pg, &reg, "default");
+  EXPECT_TRUE(j.unoffered.empty());
+  ASSERT_TRUE(j.min_resources.has_value());
+  EXPECT_EQ(j.min_resources->Get(sched::kUnoffered), 0);
+}
+
 // The pod informer caches pods after CompactPodForCache; whatever the conversions read must survive it. A
 // pod carrying every annotation, label and field the scheduler reads converts to the same TaskInfo and the
 // same stand-in job from the compacted form as from the original. (The compaction once dropped
