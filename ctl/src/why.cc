@@ -43,7 +43,12 @@ std::string Resources(const json& list) {
 
 // What the user can do about each gate. The scheduler's message already says what is short; this says what
 // changes it.
-std::string HintFor(const std::string& reason, const std::string& queue) {
+std::string HintFor(const std::string& reason, const std::string& message, const std::string& queue) {
+  // The scheduler's text for a request of a resource no node offers (docs/security.md): no amount of waiting
+  // helps, whatever the reason code that carries it.
+  if (message.find("which no node offers") != std::string::npos)
+    return "No node offers a resource the job asks for (named above): it waits until a node's device plugin "
+           "offers it. Check the resource name in the job's requests, or add such nodes.";
   if (reason == "QueueNotFound")
     return "Create the queue (vcctl queue create -n " + queue + ") or submit the job to an existing queue.";
   if (reason == "QueueClosed")
@@ -172,7 +177,7 @@ JobDiagnosis DiagnoseJob(const json& job, const json& pg, const json& queue) {
     d.reason = unsched->value("reason", "");
     d.message = unsched->value("message", "");
     d.since = unsched->value("lastTransitionTime", "");
-    d.hint = HintFor(d.reason, d.queue);
+    d.hint = HintFor(d.reason, d.message, d.queue);
   } else if (d.pod_group_phase == "Inqueue" && sched) {
     d.hint = "The scheduler admitted the gang and is placing it.";
   } else {

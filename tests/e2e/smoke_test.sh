@@ -9,10 +9,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib/common.sh
 source "$HERE/lib/common.sh"
-: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
-LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
-WORK=$(mktemp -d)
-trap 'stop_roles; rm -rf "$WORK"' EXIT
+e2e_begin
 
 CRDS=$TEPHRA_SOURCE_DIR/crds
 # ---------------------------------------------------------------------------------------------------- 1. CRDs

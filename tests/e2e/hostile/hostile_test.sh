@@ -12,10 +12,7 @@
 set -euo pipefail
 # shellcheck source=../lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
-LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
-WORK=$(mktemp -d)
-trap 'stop_roles; rm -rf "$WORK"' EXIT
+e2e_begin
 NS=default
 REMOTE=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+\.' | grep -v '^127\.' | head -1 || true)
 

@@ -16,6 +16,14 @@ fail() {
   done
   exit 1
 }
+# e2e_begin: a scenario's usual start under run-with-cluster.sh: requires its environment, sets LOGS (the
+# test's log dir, kept on failure) and WORK (scratch, removed), and stops the started roles on exit.
+e2e_begin() {
+  : "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
+  LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
+  WORK=$(mktemp -d)
+  trap 'stop_roles; rm -rf "$WORK"' EXIT
+}
 # k: kubectl against the scenario's cluster; no request may hang a test (K_TIMEOUT, default 20s).
 k() { "$KUBECTL" --request-timeout "${K_TIMEOUT:-20s}" "$@"; }
 note() { echo "--- $*" >&2; }

@@ -29,10 +29,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../lib/common.sh"
 # shellcheck source=../lib/prometheus.sh
 source "$HERE/../lib/prometheus.sh"
-: "${KUBECONFIG:?run me through run-with-cluster.sh}" "${TEPHRA_BIN:?}" "${TEPHRA_SOURCE_DIR:?}"
-LOGS=${TEPHRA_E2E_LOG_DIR:-$(mktemp -d)}
-WORK=$(mktemp -d)
-trap 'stop_roles; rm -rf "$WORK"' EXIT
+e2e_begin
 NS=default
 
 # ------------------------------------------------------------------------------------------- 1. the stack

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "tephra/api/kinds.h"
 #include "tephra/ctl/ctl.h"
@@ -121,6 +123,18 @@ TEST(Why, GangLargerThanTheClusterSaysWhatIsShort) {
   EXPECT_EQ(j["reason"], "NotEnoughResources");
   EXPECT_EQ(j["position"]["first"], 1);
   EXPECT_EQ(j["podGroup"]["phase"], "Inqueue");
+}
+
+// A request for a resource no node offers is refused with the cluster's capacity reason at enqueue and with
+// node reasons in allocate; either way waiting does not help, and the hint says what does.
+TEST(Why, AResourceNoNodeOffersGetsItsOwnHint) {
+  for (const auto& [reason, msg] : std::vector<std::pair<std::string, std::string>>{
+           {"OverClusterCapacity", "the job's minimum (minResources) requests example.com/foo, which no node offers"},
+           {"NotEnoughResources", "1/1 tasks in gang unschedulable: 4 node(s) had insufficient example.com/foo, which no node offers"}}) {
+    JobDiagnosis d = DiagnoseJob(Job("Pending"), Pg("big-u1", "Pending", {Unschedulable(reason, msg)}), Queue());
+    EXPECT_NE(d.hint.find("No node offers a resource the job asks for"), std::string::npos) << reason << ": " << d.hint;
+    EXPECT_EQ(d.hint.find("full"), std::string::npos) << d.hint;
+  }
 }
 
 TEST(Why, ClosedQueueAndRangesOfPositions) {
