@@ -10,6 +10,10 @@
 #     the first pick when all are offered), and a second high-priority pod evicts nothing.
 #  3. root cannot be closed: a CloseQueue Command for root is consumed with a CloseQueueRejected Warning Event
 #     and root and default stay Open; `vcctl queue operate -n root -a close` refuses without a Command.
+#  4. Victims go one by one, and a globalDefault PriorityClass gives a PodGroup without a class its value: two
+#     low-priority gangs of four (minMember 4) fill the cluster; a PodGroup and pod without a class, after a
+#     globalDefault class of value 500 exists, preempt exactly one pod (not a whole gang), and only because the
+#     PodGroup's priority is 500 (with 0 it could take nothing from a priority-10 job).
 # Each "nothing happened" check waits for a state the scheduler or controller writes after the decision
 # (a PodGroup condition, a consumed Command), never for a fixed time.
 set -euo pipefail
@@ -142,4 +146,33 @@ out=$("$TEPHRA_BIN" ctl queue operate -n root -a close 2>&1) || rc=$?
 grep -q "the root queue cannot be closed" <<<"$out" || fail "vcctl's refusal does not say why: $out"
 no_commands || fail "vcctl created a Command for closing root"
 note "3. root cannot be closed: the Command refused with an Event, vcctl refuses up front"
+
+# ------------------------------------------- 4. victims one by one; a globalDefault class for PodGroups
+k delete podgroup -n $NS low high high2 >/dev/null
+k delete pod -n $NS -l 'e2e-group in (low,high,high2)' --wait=true --timeout 60s >/dev/null || fail "part 2's pods not deleted"
+{
+  for g in ga gb; do
+    printf '%s\n' "apiVersion: scheduling.volcano.sh/v1beta1" "kind: PodGroup" "metadata: {name: $g, namespace: $NS}" \
+      "spec:" "  minMember: 4" "  queue: default" "  priorityClassName: e2e-low" "---"
+    for i in 0 1 2 3; do pod "$g-$i" "$g" e2e-low; done
+  done
+} | k create -f - >/dev/null
+gangs_running() { [ "$(phase_count ga Running)" -eq 4 ] && [ "$(phase_count gb Running)" -eq 4 ]; }
+wait_until "gangs ga and gb Running" 90 gangs_running || fail "ga $(phase_count ga Running)/4, gb $(phase_count gb Running)/4 Running"
+printf '%s\n' "apiVersion: scheduling.k8s.io/v1" "kind: PriorityClass" "metadata: {name: e2e-default}" "value: 500" \
+  "globalDefault: true" | k apply -f - >/dev/null
+# Neither the PodGroup nor the pod names a class: the API server gives the pod 500, the scheduler the PodGroup.
+printf '%s\n' "apiVersion: scheduling.volcano.sh/v1beta1" "kind: PodGroup" "metadata: {name: plain, namespace: $NS}" \
+  "spec:" "  minMember: 1" "  queue: default" "---" \
+  "apiVersion: v1" "kind: Pod" "metadata:" "  name: plain-0" "  namespace: $NS" "  labels: {e2e-group: plain}" \
+  "  annotations: {scheduling.k8s.io/group-name: plain}" "spec:" "  schedulerName: volcano" "  restartPolicy: Never" \
+  "  terminationGracePeriodSeconds: 1" "  containers:" "  - name: main" "    image: busybox" "    resources:" \
+  "      requests: {cpu: \"1\"}" "      limits: {cpu: \"1\"}" | k create -f - >/dev/null
+[ "$(k get pod -n $NS plain-0 -o jsonpath='{.spec.priority}')" = 500 ] || fail "the API server did not give plain-0 the globalDefault priority"
+plain_running() { [ "$(phase_count plain Running)" -eq 1 ]; }
+wait_until "plain-0 Running" 120 plain_running ||
+  fail "plain-0 not Running (a PodGroup without a class must get the globalDefault 500): $(k get podgroup -n $NS plain -o jsonpath='{.status.conditions}')"
+left=$(( $(pod_count ga) + $(pod_count gb) ))
+[ "$left" -eq 7 ] || fail "$(( 8 - left )) pods of the low gangs were evicted for one 1-cpu pod, want exactly 1"
+note "4. the classless PodGroup ran at the globalDefault priority and took exactly one pod"
 echo PASS
