@@ -33,6 +33,9 @@ run_ctest() {
   return "${PIPESTATUS[0]}"
 }
 report() {
+  # The report must never change the run's verdict: keep the status the run ended with.
+  local rc=$?
+  set +e
   echo "== stage times"
   for s in "${STAGES[@]}"; do echo "   $s"; done
   printf '   %-60s %5d s\n' "total" $((SECONDS - T_START))
@@ -43,8 +46,10 @@ report() {
       awk -v stage="$(basename "$f" .log | sed 's/^ctest-//')" \
         '/ Test +#[0-9]+: / && $(NF) == "sec" { for (i = 1; i <= NF; i++) if ($i ~ /^#[0-9]+:$/) name = $(i + 1);
                                                 printf "%8.1f s  %-40s %s\n", $(NF - 1), name, stage }' "$f"
-    done | sort -rn | head -n 10 | sed 's/^/   /'
+    # sed reads to the end (head would close the pipe early and sort would die of SIGPIPE: exit 141).
+    done | sort -rn | sed -n '1,10s/^/   /p'
   fi
+  exit "$rc"
 }
 trap report EXIT
 
