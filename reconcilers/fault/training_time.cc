@@ -46,13 +46,15 @@ TrainingAccount ReadTrainingAccount(const api::ObjectMeta& m) {
   return a;
 }
 
-TrainingStep PlanTraining(const TrainingAccount& account, GangState gang, core::Clock::WallTime now) {
+TrainingStep PlanTraining(const TrainingAccount& account, GangState gang, core::Clock::WallTime now,
+                          std::optional<core::Clock::WallTime> seen_whole) {
   TrainingStep step;
   TrainingAccount a = account;
-  if (!a.since) {
-    if (!gang.whole) return step;  // still waiting for its first full run: not training time yet
-    a.since = now;
-    step.annotations[kTrainingSinceAnnotation] = core::FormatRfc3339(now);
+  const bool unwritten = !a.since;
+  if (unwritten) {
+    if (!gang.whole && !seen_whole) return step;  // still waiting for its first full run: not training time yet
+    a.since = seen_whole ? std::min(*seen_whole, now) : now;
+    step.annotations[kTrainingSinceAnnotation] = core::FormatRfc3339(*a.since);
   }
   if (a.until) now = *a.until;  // the job ended: its account is closed
   const bool short_now = !gang.whole && !gang.finished && !a.until;
@@ -72,6 +74,16 @@ TrainingStep PlanTraining(const TrainingAccount& account, GangState gang, core::
   const double wall = Between(*a.since, now);
   const double lost = a.lost_seconds + (a.short_since ? Between(*a.short_since, now) : 0);
   step.ratio = wall <= 0 ? 1.0 : std::clamp((wall - lost) / wall, 0.0, 1.0);
+  // Never short so far: nothing to record yet if it ended (ratio 1 for good) or has run whole for less than
+  // kTrainingPersistAfter (the caller keeps the start meanwhile).
+  if (unwritten && !a.short_since && a.lost_seconds == 0) {
+    if (gang.finished) {
+      step.annotations = api::json::object();
+    } else if (now - *a.since < kTrainingPersistAfter) {
+      step.annotations = api::json::object();
+      step.unwritten_since = a.since;
+    }
+  }
   return step;
 }
 
@@ -112,6 +124,8 @@ kube::ReconcileResult TrainingTimeReconciler::Reconcile(const std::string& key) 
   if (!pg) {
     // Gone: so is its series. The job label is not known any more; every series of the group goes.
     ratio_->RemoveIf([&](const std::vector<std::string>& v) { return v[0] == ns && v[2] == name; });
+    core::MutexLock l(mu_);
+    unwritten_.erase(key);
     return kube::ReconcileResult::Success();
   }
   GangState gang;
@@ -124,14 +138,30 @@ kube::ReconcileResult TrainingTimeReconciler::Reconcile(const std::string& key) 
   }
   gang.whole = running >= std::max(1, static_cast<int>(pg->spec.min_member));
   gang.finished = total > 0 && unfinished == 0 && succeeded > 0;
-  const TrainingStep step = PlanTraining(ReadTrainingAccount(pg->metadata), gang, clock_.WallNow());
+  std::optional<core::Clock::WallTime> seen;
+  {
+    core::MutexLock l(mu_);
+    if (auto it = unwritten_.find(key); it != unwritten_.end()) seen = it->second;
+  }
+  const auto now = clock_.WallNow();
+  const TrainingStep step = PlanTraining(ReadTrainingAccount(pg->metadata), gang, now, seen);
   if (!step.annotations.empty()) {
     api::json patch = {{"metadata", {{"annotations", step.annotations}}}};
     auto r = opts_.client->Patch(api::PodGroup::Resource(), ns, name, kube::PatchType::kMerge, patch);
     if (!r.ok() && !core::IsNotFound(r.status()))
       return kube::ReconcileResult::Error(r.status().Annotate("recording the training time of PodGroup " + key));
   }
+  {
+    core::MutexLock l(mu_);
+    if (step.unwritten_since) unwritten_[key] = *step.unwritten_since;
+    else unwritten_.erase(key);
+  }
   if (step.ratio) ratio_->With({ns, job, name})->Set(*step.ratio);
+  // The start is written when it has been whole for kTrainingPersistAfter, even if no pod changes meanwhile.
+  if (step.unwritten_since) {
+    auto due = std::chrono::duration_cast<std::chrono::milliseconds>(*step.unwritten_since + kTrainingPersistAfter - now);
+    return kube::ReconcileResult::RequeueAfter(std::clamp(due, std::chrono::milliseconds(1), std::chrono::milliseconds(kRefresh)));
+  }
   // The ratio moves while the gang is short; an ended job's stays as it ended.
   if (step.ratio && !gang.finished && !pg->metadata.annotations.count(kTrainingUntilAnnotation))
     return kube::ReconcileResult::RequeueAfter(kRefresh);

@@ -6,16 +6,24 @@
 // time whole), tephra.io/training-lost-seconds (time short of the gang, closed periods) and
 // tephra.io/training-short-since (the open short period, if any), and tephra.io/training-until once the job
 // ended (its pods all finished, one of them Succeeded). They change only when the gang goes short or whole
-// again, or the job ends. The gauge tephra_job_effective_training_ratio{namespace,job,podgroup} is refreshed on every
+// again, or the job ends. The start is written late: a job that has only ever run whole has ratio 1 whatever
+// its start, so the controller keeps the start in memory and writes it once the gang has run whole for
+// kTrainingPersistAfter (a restart after that keeps the account), or with the first shortage, whichever comes
+// first. A job that ends whole sooner (a CI step, a short evaluation) is never written at all: on the
+// everyday path of small jobs this was one PodGroup write per job, and a 409 for the scheduler's status
+// write that raced it. The gauge tephra_job_effective_training_ratio{namespace,job,podgroup} is refreshed on every
 // change of the group's pods and every 30 s, and removed with the PodGroup.
 #pragma once
 
+#include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "tephra/api/core_v1.h"
 #include "tephra/api/scheduling.h"
 #include "tephra/core/clock.h"
+#include "tephra/core/thread_annotations.h"
 #include "tephra/kube/client.h"
 #include "tephra/kube/controller.h"
 #include "tephra/kube/informer.h"
@@ -43,11 +51,18 @@ struct GangState {
   bool finished = false;
 };
 
+inline constexpr std::chrono::seconds kTrainingPersistAfter{30};
+
 struct TrainingStep {
   api::json annotations = api::json::object();  // merge-patch values; empty when nothing changes
   std::optional<double> ratio;                   // nullopt before the first full run
+  // The account's start while it is not on the PodGroup yet: the caller keeps it and passes it back.
+  std::optional<core::Clock::WallTime> unwritten_since;
 };
-TrainingStep PlanTraining(const TrainingAccount& account, GangState gang, core::Clock::WallTime now);
+// `seen_whole`: the start the caller kept from an earlier step's unwritten_since (nullopt after a restart: the
+// account then starts at the next full run, at most kTrainingPersistAfter late).
+TrainingStep PlanTraining(const TrainingAccount& account, GangState gang, core::Clock::WallTime now,
+                          std::optional<core::Clock::WallTime> seen_whole = std::nullopt);
 
 struct TrainingTimeOptions {
   kube::ClientPtr client;                              // required
@@ -68,6 +83,10 @@ class TrainingTimeReconciler final : public kube::Reconciler {
   TrainingTimeOptions opts_;
   const core::Clock& clock_;
   kube::metrics::GaugeFamily* ratio_ = nullptr;
+  // Starts not yet written (TrainingStep::unwritten_since), by PodGroup key; one entry per live PodGroup at
+  // most, dropped once written, finished or deleted.
+  core::Mutex mu_;
+  std::map<std::string, core::Clock::WallTime> unwritten_ TEPHRA_GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::reconcilers::fault

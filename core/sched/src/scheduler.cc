@@ -166,8 +166,13 @@ namespace {
 
 constexpr const char* kQueued = "Queued";
 
+// In the line: not yet admitted, or admitted with its pods there and not all of them placed. An admitted job
+// whose controller has not created its pods yet waits for the controller, not for the scheduler: it has no
+// place in the line, so a burst of new jobs does not rewrite each one's position while its pods are made.
 bool Waiting(const JobInfo& j) {
-  return (j.phase == PodGroupPhase::kPending || j.phase == PodGroupPhase::kInqueue) && j.ReadyCount() < j.min_member;
+  if (j.ReadyCount() >= j.min_member) return false;
+  if (j.phase == PodGroupPhase::kPending) return true;
+  return j.phase == PodGroupPhase::kInqueue && j.TotalTasks() >= j.min_member;
 }
 
 // Exact near the front of the line, where users watch every step; ranges further back, so the text (and

@@ -302,3 +302,40 @@ TEST(WhyPending, RefreshedMessagesShareTheBudget) {
 
 }  // namespace
 }  // namespace tephra::sched::testing
+
+namespace tephra::sched::testing {
+namespace {
+
+// A burst of vcjobs: the scheduler admits each PodGroup (Inqueue) before the job controller has created its
+// pods. Such a job waits for the controller, not in the line, so it gets no queue position, and nothing is
+// written for it until its pods come (each position write would be a PodGroup write per job of the burst).
+TEST(WhyPending, AnAdmittedJobWithoutItsPodsHasNoPlaceInTheLine) {
+  std::unique_ptr<Cluster> c = Line(0, 0, 100, 100);
+  c->Node("n1", 64000, 256 * kGi);
+  for (int i = 0; i < 30; ++i) c->AddJob(c->Job("v" + std::to_string(i), 1));
+  CycleResult r = c->Run();
+  ASSERT_EQ(r.pod_groups.size(), 30u);
+  for (const auto& u : r.pod_groups) {
+    EXPECT_EQ(u.phase, PodGroupPhase::kInqueue) << u.job;
+    const PodGroupCondition* q = Cond(&u, "Queued");
+    ASSERT_NE(q, nullptr) << u.job;
+    EXPECT_EQ(q->message, "waiting in queue default") << u.job;
+  }
+  for (int t = 2; t <= 10; t += 2) {
+    r = c->RunAt(t);  // positions are recomputed every second
+    EXPECT_TRUE(r.pod_groups.empty()) << "cycle at +" << t << "s wrote " << r.pod_groups.size() << " PodGroups, first "
+                                      << (r.pod_groups.empty() ? "" : r.pod_groups[0].job);
+  }
+  // Its pod comes: the job starts, and the one write says so.
+  JobInfo v7 = *c->st().FindJob("ns/v7");
+  c->st().UpsertPod(c->Pod(v7, 0, Resource::Cpu(1000)));
+  r = c->RunAt(12);
+  EXPECT_EQ(c->BoundCount("ns/v7"), 1);
+  const PodGroupStatusUpdate* u = FindPg(r, "ns/v7");
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(u->phase, PodGroupPhase::kRunning);
+  EXPECT_EQ(r.pod_groups.size(), 1u);
+}
+
+}  // namespace
+}  // namespace tephra::sched::testing

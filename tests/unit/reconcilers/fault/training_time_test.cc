@@ -35,11 +35,20 @@ TEST(TrainingTime, QueueTimeIsNotCountedShortTimeIsAndTheEndClosesTheAccount) {
   TrainingStep s = PlanTraining(a, {.whole = false}, kT0);
   EXPECT_TRUE(s.annotations.empty());
   EXPECT_FALSE(s.ratio.has_value());
-  // Whole at t0: the account opens.
+  // Whole at t0: the account opens, in memory only while the gang has run whole for less than 30 s.
   s = PlanTraining(a, {.whole = true}, kT0);
+  EXPECT_TRUE(s.annotations.empty()) << s.annotations.dump();
+  ASSERT_TRUE(s.unwritten_since.has_value());
+  EXPECT_EQ(*s.unwritten_since, kT0);
+  EXPECT_DOUBLE_EQ(*s.ratio, 1.0);
+  s = PlanTraining(a, {.whole = true}, kT0 + seconds(29), kT0);
+  EXPECT_TRUE(s.annotations.empty());
+  // 30 s whole: the start (t0, not now) is written.
+  s = PlanTraining(a, {.whole = true}, kT0 + kTrainingPersistAfter, kT0);
+  EXPECT_FALSE(s.unwritten_since.has_value());
   a = Apply(a, s);
   ASSERT_TRUE(a.since.has_value());
-  EXPECT_DOUBLE_EQ(*s.ratio, 1.0);
+  EXPECT_EQ(*a.since, kT0);
   // A fault at t0+80 s leaves it short; nothing is written again while it stays short.
   s = PlanTraining(a, {.whole = false}, kT0 + seconds(80));
   a = Apply(a, s);
@@ -60,6 +69,26 @@ TEST(TrainingTime, QueueTimeIsNotCountedShortTimeIsAndTheEndClosesTheAccount) {
   s = PlanTraining(a, {.whole = false}, kT0 + seconds(5000));
   EXPECT_TRUE(s.annotations.empty());
   EXPECT_DOUBLE_EQ(*s.ratio, 0.9);
+}
+
+// The everyday path of small jobs: a job that runs whole and ends within kTrainingPersistAfter is never
+// written; one that falls short within it gets its start and its shortage in one write.
+TEST(TrainingTime, AShortJobIsNeverWrittenAndAnEarlyShortageWritesTheStartWithIt) {
+  TrainingAccount a;
+  TrainingStep s = PlanTraining(a, {.whole = true}, kT0);
+  ASSERT_TRUE(s.unwritten_since.has_value());
+  s = PlanTraining(a, {.whole = false, .finished = true}, kT0 + seconds(12), kT0);
+  EXPECT_TRUE(s.annotations.empty()) << s.annotations.dump();
+  EXPECT_FALSE(s.unwritten_since.has_value());
+  EXPECT_DOUBLE_EQ(*s.ratio, 1.0);
+
+  s = PlanTraining(a, {.whole = false}, kT0 + seconds(10), kT0);
+  a = Apply(a, s);
+  ASSERT_TRUE(a.since.has_value());
+  EXPECT_EQ(*a.since, kT0);
+  ASSERT_TRUE(a.short_since.has_value());
+  EXPECT_EQ(*a.short_since, kT0 + seconds(10));
+  EXPECT_DOUBLE_EQ(*PlanTraining(a, {.whole = false}, kT0 + seconds(20)).ratio, 0.5);
 }
 
 TEST(TrainingTime, TheReconcilerKeepsTheAccountOnThePodGroupAndTheGauge) {
@@ -87,11 +116,13 @@ TEST(TrainingTime, TheReconcilerKeepsTheAccountOnThePodGroupAndTheGauge) {
   kube::Informer<api::Pod> pods(fc);
   FaultReconciler::AddIndexers(pods);
   kube::metrics::Registry reg;
+  core::FakeClock clock;
   TrainingTimeOptions o;
   o.client = fc;
   o.pod_groups = &groups;
   o.pods = &pods;
   o.registry = &reg;
+  o.clock = &clock;
   TrainingTimeReconciler r(std::move(o));
   groups.Start();
   pods.Start();
@@ -99,10 +130,22 @@ TEST(TrainingTime, TheReconcilerKeepsTheAccountOnThePodGroupAndTheGauge) {
   ASSERT_TRUE(pods.WaitForSync(std::chrono::steady_clock::now() + seconds(10)));
   auto res = r.Reconcile("ns/train-pg");
   EXPECT_TRUE(res.status.ok()) << res.status;
-  EXPECT_TRUE(res.requeue_after.has_value());  // refreshed while it runs
+  // Whole from now: nothing written for 30 s, and the reconciler comes back when that is due.
+  ASSERT_TRUE(res.requeue_after.has_value());
+  EXPECT_EQ(*res.requeue_after, std::chrono::milliseconds(kTrainingPersistAfter));
   auto got = fc->Get(api::PodGroup::Resource(), "ns", "train-pg");
   ASSERT_TRUE(got.ok());
-  EXPECT_TRUE((*got)["metadata"]["annotations"].contains(kTrainingSinceAnnotation)) << got->dump();
+  EXPECT_FALSE((*got)["metadata"].value("annotations", api::json::object()).contains(kTrainingSinceAnnotation))
+      << got->dump();
+  const auto start = clock.WallNow();
+  clock.Advance(kTrainingPersistAfter);
+  res = r.Reconcile("ns/train-pg");
+  EXPECT_TRUE(res.status.ok()) << res.status;
+  EXPECT_TRUE(res.requeue_after.has_value());  // refreshed while it runs
+  got = fc->Get(api::PodGroup::Resource(), "ns", "train-pg");
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE((*got)["metadata"]["annotations"].contains(kTrainingSinceAnnotation)) << got->dump();
+  EXPECT_EQ((*got)["metadata"]["annotations"][kTrainingSinceAnnotation], core::FormatRfc3339(start));
   EXPECT_NE(reg.Expose().find("tephra_job_effective_training_ratio{namespace=\"ns\",job=\"train\",podgroup=\"train-pg\"} 1"),
             std::string::npos)
       << reg.Expose();

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Small jobs as CI pipelines send them (issue: one-pod jobs faster than Kubernetes' own Job controller), by hand:
+#   TEPHRA_BIN=<build>/bin/tephra NODES=1000 JOBS=1000 RATE=20 STEADY_SECONDS=30 bash bench/e2e_sched/smalljobs.sh
+# Brings up a real control plane whose kube-controller-manager gets the same client QPS/burst as Tephra's roles
+# (QPS, BURST; default 1000), NODES nodesim nodes (32 cpu each), then runs smalljobs.py: Tephra's vcjob path,
+# the batch/v1 Job path (kube-controller-manager + kube-scheduler v1.20.2) and the create-and-bind ceiling, one
+# after another on the same nodes (PATHS). Results: bench/RESULTS.md, section "Small jobs"; the ctest entry
+# bench_small_jobs runs a smaller size and checks bench/thresholds.yaml (section e2e_small_jobs).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+export QPS=${QPS:-1000} BURST=${BURST:-1000}
+export TEPHRA_E2E_KCM_ARGS="--kube-api-qps $QPS --kube-api-burst $BURST ${TEPHRA_E2E_KCM_ARGS:-}"
+source "$ROOT/bench/tools/in_cluster.sh"
+reexec_in_cluster "$HERE/smalljobs.sh" 1800 "$@"
+source "$ROOT/tests/e2e/lib/common.sh"
+trap stop_roles EXIT
+install_crds || fail "CRDs not Established"
+NODES=${NODES:-1000}
+start_role nodesim "$TEPHRA_E2E_LOG_DIR/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$NODES" --cpu 32 --gpus 0 \
+  || fail "nodesim did not start"
+nready() { [ "$("$KUBECTL" get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -ge "$NODES" ]; }
+wait_until "$NODES nodes Ready" 300 nready || fail "nodes not Ready"
+# Admission taints new nodes not-ready; the node lifecycle controller that lifts it is off in the harness.
+"$KUBECTL" taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+"$KUBECTL" create -f - >/dev/null 2>&1 <<'Q' || true
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: default}
+spec: {weight: 1, reclaimable: true}
+Q
+# OUT=<file> keeps the output (the cluster's log directory goes away with it on success).
+NODES=$NODES python3 "$HERE/smalljobs.py" | tee "${OUT:-/dev/null}"
