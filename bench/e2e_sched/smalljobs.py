@@ -8,6 +8,8 @@ bench/e2e_sched/smalljobs.sh). Same cluster, same nodesim nodes, one path after 
           the same client QPS, TEPHRA_E2E_KCM_ARGS) and kube-scheduler v1.20.2
   poster  the ceiling: a bare client that creates each job's pod and binds it itself
   baseline  another tephra build (TEPHRA_BASELINE_BIN) on the tephra path, for before/after in one run
+TEPHRA_CONTROLLER_ARGS / TEPHRA_SCHEDULER_ARGS (BASELINE_... for the baseline) add flags to the roles;
+PERF=<dir> records them with perf.
 
 Each path: its roles start, one warm-up job goes all the way to a bound pod (so every role has synced), then
   burst   JOBS jobs created at once over THREADS connections
@@ -250,6 +252,9 @@ def free_port():
 
 def start(name, argv):
     log = open(os.path.join(LOGS, "smalljobs-%s.log" % name), "w")
+    # PERF=<dir>: record each Tephra role with perf (call graphs) into <dir>/perf-<name>.data.
+    if os.environ.get("PERF") and name.startswith(("tephra-", "baseline-")):
+        argv = ["perf", "record", "-F", "299", "-g", "-o", os.path.join(os.environ["PERF"], "perf-%s.data" % name), "--"] + argv
     return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
 
 
@@ -315,15 +320,32 @@ def server_groups():
     return {"kube-apiserver": harness_pid("kube-apiserver"), "etcd": harness_pid("etcd")}
 
 
-def path_tephra(binary=TEPHRA, name="tephra"):
-    procs = []
-    for role, extra in (("controller", []), ("scheduler", [])):
-        procs.append(start(name + "-" + role, [binary, role, "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
-                                              "--metrics-addr", "127.0.0.1:%d" % free_port(), "--health-addr", "0",
-                                              "--kube-api-qps", QPS, "--kube-api-burst", BURST] + extra))
+def save_metrics(name, port):
+    """The role's last /metrics page (workqueues, reconciles, status writes: where its time went), kept as
+    <METRICS_DIR or the log directory>/metrics-<name>.txt."""
     try:
-        groups = dict(server_groups(), **{"tephra-controller": procs[0].pid, "tephra-scheduler": procs[1].pid})
-        return run_path(name, vcjob, procs, ["tephra-controller", "tephra-scheduler"], groups)
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/metrics")
+        with open(os.path.join(os.environ.get("METRICS_DIR", LOGS), "metrics-%s.txt" % name), "w") as f:
+            f.write(c.getresponse().read().decode())
+    except OSError as e:
+        print("metrics of %s: %s" % (name, e), flush=True)
+
+
+def path_tephra(binary=TEPHRA, name="tephra"):
+    procs, ports = [], {}
+    for role, extra in (("controller", []), ("scheduler", [])):
+        ports[role] = free_port()
+        procs.append(start(name + "-" + role, [binary, role, "--kubeconfig", os.environ["KUBECONFIG"], "--leader-elect=false",
+                                              "--metrics-addr", "127.0.0.1:%d" % ports[role], "--health-addr", "0",
+                                              "--kube-api-qps", QPS, "--kube-api-burst", BURST] + extra +
+                                             os.environ.get("%s_%s_ARGS" % (name.upper(), role.upper()), "").split()))
+    try:
+        groups = dict(server_groups(), **{name + "-controller": procs[0].pid, name + "-scheduler": procs[1].pid})
+        res = run_path(name, vcjob, procs, ["tephra-controller", "tephra-scheduler"], groups)
+        for role, port in ports.items():
+            save_metrics(name + "-" + role, port)
+        return res
     finally:
         stop(procs)
         delete_all()
@@ -360,11 +382,35 @@ if __name__ == "__main__":
         res[key] = {"tephra": path_tephra, "kube": path_kube, "poster": path_poster,
                     # another build for before/after in one run (TEPHRA_BASELINE_BIN)
                     "baseline": lambda: path_tephra(os.environ["TEPHRA_BASELINE_BIN"], "baseline")}[key]()
-    for key in ("tephra", "kube"):
+    for key in ("tephra", "baseline", "kube"):
         if key in res and "poster" in res:
             res[key]["burst"]["of_ceiling"] = round(res[key]["burst"]["jobs_per_s"] / res["poster"]["burst"]["jobs_per_s"], 3)
-    if "tephra" in res and "kube" in res:
-        res["tephra"]["burst"]["of_kube"] = round(res["tephra"]["burst"]["jobs_per_s"] / res["kube"]["burst"]["jobs_per_s"], 2)
-        res["tephra"]["role_cpu_ms_per_job"] = round(
-            sum(v for k, v in res["tephra"]["cpu_ms_per_job"].items() if k.startswith("tephra-")), 2)
+        if key in res and key != "kube" and "kube" in res:
+            res[key]["burst"]["of_kube"] = round(res[key]["burst"]["jobs_per_s"] / res["kube"]["burst"]["jobs_per_s"], 2)
+    for key in ("tephra", "baseline"):
+        if key in res:
+            res[key]["role_cpu_ms_per_job"] = round(
+                sum(v for k, v in res[key]["cpu_ms_per_job"].items() if k.startswith(key + "-")), 2)
     print("RESULT " + json.dumps(res), flush=True)
+    # BENCH_JSON=<file>: the paths' numbers as Google Benchmark runs, for bench/tools/check_thresholds.py.
+    if os.environ.get("BENCH_JSON"):
+        runs = []
+        for key in ("tephra", "kube", "poster", "baseline"):
+            if key not in res:
+                continue
+            r = res[key]
+            run = {"name": "SmallJobs/%s" % key, "run_type": "iteration", "time_unit": "ms",
+                   "real_time": r["burst"]["seconds"] * 1000, "cpu_time": 0,
+                   "burst_jobs_per_s": r["burst"]["jobs_per_s"], "burst_p99_s": r["burst"]["p99_s"]}
+            for k in ("of_kube", "of_ceiling"):
+                if k in r["burst"]:
+                    run[k] = r["burst"][k]
+            if "steady" in r:
+                run["steady_p99_s"] = r["steady"]["p99_s"]
+            if "writes_per_job" in r:
+                run["writes_per_job"] = r["writes_per_job"]
+            if "role_cpu_ms_per_job" in r:
+                run["role_cpu_per_job_ms"] = r["role_cpu_ms_per_job"]
+            runs.append(run)
+        with open(os.environ["BENCH_JSON"], "w") as f:
+            json.dump({"benchmarks": runs}, f, indent=1)

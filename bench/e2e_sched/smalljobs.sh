@@ -30,4 +30,10 @@ metadata: {name: default}
 spec: {weight: 1, reclaimable: true}
 Q
 # OUT=<file> keeps the output (the cluster's log directory goes away with it on success).
-NODES=$NODES python3 "$HERE/smalljobs.py" | tee "${OUT:-/dev/null}"
+BENCH_JSON=$TEPHRA_E2E_LOG_DIR/smalljobs.json NODES=$NODES python3 "$HERE/smalljobs.py" | tee "${OUT:-/dev/null}" ||
+  fail "smalljobs.py failed"
+# CHECK=<python3 with yaml>: the ratios against bench/thresholds.yaml (ctest's bench_small_jobs).
+if [ -n "${CHECK:-}" ]; then
+  "$CHECK" "$ROOT/bench/tools/check_thresholds.py" --thresholds "$ROOT/bench/thresholds.yaml" \
+    --section e2e_small_jobs --results "$TEPHRA_E2E_LOG_DIR/smalljobs.json" || fail "small jobs: thresholds crossed"
+fi

@@ -6,6 +6,7 @@
 // A command handed over by Submit() is consumed by the first reconcile whose writes all succeed.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,8 @@ namespace tephra::reconcilers::queue {
 inline constexpr const char* kIndexPodGroupQueue = "queue";
 // Queue index: spec.parent ("" -> "root" except for root itself).
 inline constexpr const char* kIndexQueueParent = "parent";
+// How long a PodGroup change waits before its queue is counted again (QueueReconciler::RegisterHandlers).
+inline constexpr std::chrono::milliseconds kPodGroupCountDelay{1000};
 
 struct QueueReconcilerOptions {
   kube::ClientPtr client;                            // required

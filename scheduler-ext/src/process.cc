@@ -316,6 +316,7 @@ class SchedulerProcess::Impl {
     set("podgroup", "superseded", st.podgroup_superseded);
     set("podgroup", "held", st.podgroup_held);
     set("queue", "written", st.queue_writes);
+    set("queue", "held", st.queue_held);
     set("queue", "error", st.queue_errors);
     set("pod_condition", "written", st.pod_condition_writes);
     set("pod_condition", "error", st.pod_condition_errors);

@@ -117,9 +117,23 @@ void StatusWriter::RecordWritten(const std::string& key, const sched::PodGroupSt
 void StatusWriter::Queue(const std::string& name, api::ResourceList allocated, std::vector<std::string> cleared) {
   {
     core::MutexLock l(mu_);
-    queue_retry_.erase(name);
     attempts_.erase(FlightKey(Kind::kQueue, name));
-    queues_[name] = {std::move(allocated), std::move(cleared)};
+    const auto now = std::chrono::steady_clock::now();
+    auto w = queue_written_.find(name);
+    if (w != queue_written_.end() && now >= w->second + counter_interval_) {
+      queue_written_.erase(w);
+      w = queue_written_.end();
+    }
+    if (w != queue_written_.end()) {
+      // Written less than an interval ago: the allocation moves with every bind of a burst; the newest
+      // waits for the interval to pass (newer ones replacing it), as a PodGroup's counters do.
+      stats_.queue_held++;
+      queues_.erase(name);
+      queue_retry_[name] = {QueueAllocation{std::move(allocated), std::move(cleared)}, 0, w->second + counter_interval_};
+    } else {
+      queue_retry_.erase(name);
+      queues_[name] = {std::move(allocated), std::move(cleared)};
+    }
   }
   cv_.NotifyOne();
 }
@@ -304,6 +318,8 @@ void StatusWriter::Run() {
         key = qt->first;
         queue = std::move(qt->second);
         queues_.erase(qt);
+        if (counter_interval_ > std::chrono::steady_clock::duration::zero())
+          queue_written_[key] = std::chrono::steady_clock::now();
       } else if (auto pt = FirstIdle(pods_, Kind::kPod); pt != pods_.end()) {
         kind = Kind::kPod;
         key = pt->first;

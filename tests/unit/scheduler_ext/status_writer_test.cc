@@ -232,3 +232,45 @@ TEST(StatusWriterTest, CounterOnlyStatusIsHeldWhileThePhaseChangeIsInFlight) {
 
 }  // namespace
 }  // namespace tephra::scheduler
+
+namespace tephra::scheduler {
+namespace {
+
+// A Queue's allocation moves with every cycle of a burst; it is written at most once per interval, the
+// newest value replacing the held ones.
+TEST(StatusWriterTest, QueueAllocationIsWrittenAtMostOncePerInterval) {
+  auto fc = std::make_shared<FakeClient>();
+  fc->Seed(api::Queue::Resource(), {{"apiVersion", "scheduling.volcano.sh/v1beta1"}, {"kind", "Queue"},
+                                    {"metadata", {{"name", "qa"}}}, {"spec", {{"weight", 1}}}});
+  std::mutex mu;
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> patches;
+  fc->SetFailureInjector([&](const kube::testing::Action& a) -> std::optional<core::Status> {
+    if (a.verb == "patch" && a.name == "qa") {
+      std::lock_guard l(mu);
+      patches.emplace_back(std::chrono::steady_clock::now(), a.body["status"]["allocated"].value("cpu", ""));
+    }
+    return std::nullopt;
+  });
+  core::FakeClock clock;
+  const auto interval = std::chrono::milliseconds(300);
+  StatusWriter w(fc, nullptr, &clock, "volcano", nullptr, /*workers=*/2, interval);
+  auto alloc = [](int cpus) {
+    api::ResourceList r;
+    r["cpu"] = core::Quantity::FromMilli(1000 * cpus);
+    return r;
+  };
+  w.Queue("qa", alloc(1), {});
+  ASSERT_TRUE(w.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  for (int cpus = 2; cpus <= 5; ++cpus) w.Queue("qa", alloc(cpus), {});
+  EXPECT_EQ(w.stats().queue_held.load(), 4);
+  ASSERT_TRUE(w.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  std::lock_guard l(mu);
+  ASSERT_EQ(patches.size(), 2u);
+  EXPECT_EQ(patches[0].second, "1");
+  EXPECT_EQ(patches[1].second, "5") << "the held allocations coalesce into the newest";
+  EXPECT_GE(patches[1].first - patches[0].first, interval - std::chrono::milliseconds(5));
+  EXPECT_EQ(fc->Get(api::Queue::Resource(), "", "qa").value()["status"]["allocated"]["cpu"], "5");
+}
+
+}  // namespace
+}  // namespace tephra::scheduler

@@ -20,7 +20,9 @@
 // phase and conditions equal the last one sent for that PodGroup is held until `counter_interval` (1 s)
 // after that write was sent, newer ones replacing it meanwhile. A phase or condition change is written at
 // once (a vcjob's pods are created when its PodGroup turns Inqueue). Without the hold a 128-pod gang starting up
-// cost one PUT per few pods, in the same API server as its binds (docs/scheduler-process.md).
+// cost one PUT per few pods, in the same API server as its binds (docs/scheduler-process.md). A Queue's
+// allocation is held the same way: written at most once per `counter_interval` (it moved with every cycle of
+// a burst of small jobs: 0.45 Queue writes per job).
 // PodGroup and Queue writes that fail (other than NotFound) are retried with backoff (200 ms doubling to
 // 10 s) until they land or a newer desired status for the same object replaces them. A PodGroup status is
 // only written to the object (uid) it was computed for.
@@ -70,6 +72,7 @@ struct StatusWriterStats {
   std::atomic<int64_t> podgroup_superseded{0};  // status dropped: the PodGroup was re-created (new uid)
   std::atomic<int64_t> podgroup_held{0};  // counter-only statuses held for the interval (each may be replaced)
   std::atomic<int64_t> queue_writes{0}, queue_errors{0};
+  std::atomic<int64_t> queue_held{0};  // allocations held for the interval (each may be replaced)
   std::atomic<int64_t> pod_condition_writes{0}, pod_condition_errors{0};
 };
 
@@ -161,6 +164,9 @@ class StatusWriter {
   std::map<std::string, int> attempts_ TEPHRA_GUARDED_BY(mu_);
   std::set<std::string> in_flight_ TEPHRA_GUARDED_BY(mu_);  // FlightKeys some worker is writing
   std::map<std::string, Written> pg_written_ TEPHRA_GUARDED_BY(mu_);
+  // When each Queue's allocation was last sent (one entry per Queue the scheduler writes; dropped once older
+  // than the interval when that Queue is written again).
+  std::map<std::string, std::chrono::steady_clock::time_point> queue_written_ TEPHRA_GUARDED_BY(mu_);
   // (write time, key) in write order: expires pg_written_ entries, so the map holds one interval's writes.
   std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>> pg_written_order_ TEPHRA_GUARDED_BY(mu_);
   bool stopping_ TEPHRA_GUARDED_BY(mu_) = false;

@@ -172,3 +172,41 @@ TEST_F(QueueReconcilerTest, DeletedQueueDropsCommand) {
 
 }  // namespace
 }  // namespace tephra::reconcilers::queue
+
+namespace tephra::reconcilers::queue {
+namespace {
+
+// A burst of PodGroup changes is counted once per kPodGroupCountDelay, not once per change: each count walks
+// every PodGroup of the queue, so counting per change made a burst of small jobs quadratic.
+TEST_F(QueueReconcilerTest, PodGroupChangesAreCountedOncePerDelay) {
+  SeedQueue("q", "", "Open");
+  core::FakeClock clock;
+  kube::ControllerOptions co;
+  co.name = "queue-count-test";
+  co.clock = &clock;
+  co.registry = &registry_;
+  co.start_timer_thread = false;
+  kube::Controller c(co, rec_.get());
+  rec_->RegisterHandlers(c);
+  // The queue's own changes are reconciled at once (its first pass writes its parent; that update comes back).
+  Refresh();
+  ASSERT_TRUE(c.ProcessNextForTest());
+  for (int round = 0; round < 5; ++round) {
+    Refresh();
+    if (!c.ProcessNextForTest()) break;
+  }
+  ASSERT_FALSE(c.ProcessNextForTest());
+  for (int i = 0; i < 50; ++i) SeedPodGroup("pg" + std::to_string(i), "q", i % 2 ? "Inqueue" : "Running");
+  Refresh();
+  EXPECT_FALSE(c.ProcessNextForTest()) << "counted before the delay";
+  clock.Advance(kPodGroupCountDelay);
+  c.queue().Tick();
+  EXPECT_TRUE(c.ProcessNextForTest());
+  EXPECT_FALSE(c.ProcessNextForTest()) << "50 PodGroup changes, more than one count";
+  const std::string text = registry_.Expose();
+  EXPECT_NE(text.find("volcano_queue_pod_group_inqueue_count{queue_name=\"q\"} 25"), std::string::npos) << text;
+  EXPECT_NE(text.find("volcano_queue_pod_group_running_count{queue_name=\"q\"} 25"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace tephra::reconcilers::queue
