@@ -17,12 +17,7 @@ source "$ROOT/bench/tools/in_cluster.sh"
 reexec_in_cluster "$HERE/run.sh" 900 "$@"
 source "$ROOT/tests/e2e/lib/common.sh"
 install_crds || fail "CRDs not Established"
-"$KUBECTL" create -f - >/dev/null 2>&1 <<'Q' || true
-apiVersion: scheduling.volcano.sh/v1beta1
-kind: Queue
-metadata: {name: default}
-spec: {weight: 1, reclaimable: true}
-Q
+create_default_queues || fail "default queues not created"
 if [ "${WEBHOOK:-0}" = 1 ]; then
   trap stop_roles EXIT
   "$KUBECTL" create namespace volcano-system >/dev/null

@@ -18,19 +18,10 @@ trap stop_roles EXIT
 install_crds || fail "CRDs not Established"
 NODES=${NODES:-1000}
 # shellcheck disable=SC2086  # NODESIM_ARGS is a word list
-start_role nodesim "$TEPHRA_E2E_LOG_DIR/nodesim.log" --kubeconfig "$KUBECONFIG" --nodes "$NODES" --cpu 32 --gpus 0 ${NODESIM_ARGS:-} \
-  || fail "nodesim did not start"
-nready() { [ "$("$KUBECTL" get nodes --no-headers 2>/dev/null | grep -c ' Ready ')" -ge "$NODES" ]; }
-wait_until "$NODES nodes Ready" 300 nready || fail "nodes not Ready"
-# Admission taints new nodes not-ready; the node lifecycle controller that lifts it is off in the harness.
-"$KUBECTL" taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
-# The scheduler creates the default queue itself; make sure it exists before PodGroups name it.
-"$KUBECTL" create -f - >/dev/null 2>&1 <<'Q' || true
-apiVersion: scheduling.volcano.sh/v1beta1
-kind: Queue
-metadata: {name: default}
-spec: {weight: 1, reclaimable: true}
-Q
+start_sim_nodes "$NODES" "$TEPHRA_E2E_LOG_DIR/nodesim.log" --nodes "$NODES" --cpu 32 --gpus 0 ${NODESIM_ARGS:-} ||
+  fail "$NODES simulated nodes not Ready"
+# PodGroups name the default queue before any scheduler runs.
+create_default_queues || fail "default queues not created"
 if [ "${MODE:-throughput}" = latency ]; then
   python3 "$HERE/gang_latency.py"
 elif [ -n "${SHAPES:-}" ]; then

@@ -25,6 +25,7 @@ import collections, http.client, json, os, signal, socket, subprocess, sys, thre
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "e2e", "lib"))
 import apiclient
 from apiclient import conn, req
+from roles import free_port
 
 NODES = int(os.environ.get("NODES", "1000"))
 JOBS = int(os.environ.get("JOBS", "1000"))
@@ -240,14 +241,6 @@ def audit_counts(offset, agents):
                 continue
             out["%s %s %s" % (ua.split(" ")[0], e.get("verb"), res)] += 1
     return dict(out)
-
-
-def free_port():
-    so = socket.socket()
-    so.bind(("127.0.0.1", 0))
-    p = so.getsockname()[1]
-    so.close()
-    return p
 
 
 def start(name, argv):

@@ -62,17 +62,7 @@ fi
 if [ $rc -ne 0 ]; then
   note "playing the scheduler from the test (admit PodGroups, bind pods, create root/default queues)"
   # tephra scheduler creates these at start-up, as Volcano's does; jobs wait for their queue to exist.
-  cat <<YAML | k apply -f - >/dev/null
-apiVersion: scheduling.volcano.sh/v1beta1
-kind: Queue
-metadata: {name: root}
-spec: {weight: 1, reclaimable: false}
----
-apiVersion: scheduling.volcano.sh/v1beta1
-kind: Queue
-metadata: {name: default}
-spec: {weight: 1, reclaimable: true, parent: root}
-YAML
+  create_default_queues || fail "default queues not created"
   start_fake_scheduler
 fi
 

@@ -27,17 +27,8 @@ install_crds || fail "CRDs not Established"
 start_sim_nodes 2 "$LOGS/nodesim.log" --nodes 2 --cpu 4 --memory 16Gi || fail "nodes not Ready"
 
 # Queues before any scheduler: root and default as the scheduler would create them, and the two queues of 1.
+create_default_queues || fail "default queues not created"
 cat <<YAML | k apply -f - >/dev/null
-apiVersion: scheduling.volcano.sh/v1beta1
-kind: Queue
-metadata: {name: root}
-spec: {weight: 1, reclaimable: false}
----
-apiVersion: scheduling.volcano.sh/v1beta1
-kind: Queue
-metadata: {name: default}
-spec: {weight: 1, reclaimable: true, parent: root}
----
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
 metadata: {name: qa}

@@ -19,12 +19,7 @@ node_count() { [ "$(k get nodes -o name | wc -l)" -ge 4 ]; }
 wait_until "4 nodes registered" 90 node_count || fail "nodesim did not register 4 nodes"
 k wait --for condition=Ready --timeout 60s node --all >/dev/null || fail "simulated nodes not Ready"
 k taint nodes --all node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
-k create -f - >/dev/null <<'YAML'
-apiVersion: scheduling.volcano.sh/v1beta1
-kind: Queue
-metadata: {name: default}
-spec: {weight: 1, reclaimable: true}
-YAML
+create_default_queues || fail "default queues not created"
 
 {
   printf '%s\n' "apiVersion: scheduling.volcano.sh/v1beta1" "kind: PodGroup" \
