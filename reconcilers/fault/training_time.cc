@@ -141,7 +141,8 @@ kube::ReconcileResult TrainingTimeReconciler::Reconcile(const std::string& key) 
   std::optional<core::Clock::WallTime> seen;
   {
     core::MutexLock l(mu_);
-    if (auto it = unwritten_.find(key); it != unwritten_.end()) seen = it->second;
+    if (auto it = unwritten_.find(key); it != unwritten_.end() && it->second.uid == pg->metadata.uid)
+      seen = it->second.since;
   }
   const auto now = clock_.WallNow();
   const TrainingStep step = PlanTraining(ReadTrainingAccount(pg->metadata), gang, now, seen);
@@ -153,7 +154,7 @@ kube::ReconcileResult TrainingTimeReconciler::Reconcile(const std::string& key) 
   }
   {
     core::MutexLock l(mu_);
-    if (step.unwritten_since) unwritten_[key] = *step.unwritten_since;
+    if (step.unwritten_since) unwritten_[key] = {pg->metadata.uid, *step.unwritten_since};
     else unwritten_.erase(key);
   }
   if (step.ratio) ratio_->With({ns, job, name})->Set(*step.ratio);

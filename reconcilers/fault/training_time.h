@@ -83,10 +83,15 @@ class TrainingTimeReconciler final : public kube::Reconciler {
   TrainingTimeOptions opts_;
   const core::Clock& clock_;
   kube::metrics::GaugeFamily* ratio_ = nullptr;
-  // Starts not yet written (TrainingStep::unwritten_since), by PodGroup key; one entry per live PodGroup at
-  // most, dropped once written, finished or deleted.
+  // Starts not yet written (TrainingStep::unwritten_since), by PodGroup key, with the uid of the PodGroup they
+  // belong to (a job restart replaces its PodGroup under the same name: the new one starts its own account);
+  // one entry per live PodGroup at most, dropped once written, finished or deleted.
+  struct Unwritten {
+    std::string uid;
+    core::Clock::WallTime since;
+  };
   core::Mutex mu_;
-  std::map<std::string, core::Clock::WallTime> unwritten_ TEPHRA_GUARDED_BY(mu_);
+  std::map<std::string, Unwritten> unwritten_ TEPHRA_GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::reconcilers::fault

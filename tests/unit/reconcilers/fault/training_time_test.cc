@@ -137,8 +137,28 @@ TEST(TrainingTime, TheReconcilerKeepsTheAccountOnThePodGroupAndTheGauge) {
   ASSERT_TRUE(got.ok());
   EXPECT_FALSE((*got)["metadata"].value("annotations", api::json::object()).contains(kTrainingSinceAnnotation))
       << got->dump();
+  // A job restart replaces the PodGroup under the same name: the new one's account starts when it is seen
+  // whole, not at the old one's start (kept in memory by name, but for the old uid).
+  clock.Advance(seconds(20));
+  const std::string old_uid = groups.Get("ns/train-pg")->metadata.uid;
+  ASSERT_TRUE(fc->Delete(api::PodGroup::Resource(), "ns", "train-pg").ok());
+  fc->Seed(api::PodGroup::Resource(), api::ToJson(pg));
+  for (int i = 0; i < 500; ++i) {
+    auto now_pg = groups.Get("ns/train-pg");
+    if (now_pg && now_pg->metadata.uid != old_uid) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(groups.Get("ns/train-pg")->metadata.uid, old_uid);
   const auto start = clock.WallNow();
-  clock.Advance(kTrainingPersistAfter);
+  res = r.Reconcile("ns/train-pg");
+  EXPECT_TRUE(res.status.ok()) << res.status;
+  clock.Advance(seconds(15));  // 35 s after the first PodGroup's start, 15 s after this one's
+  res = r.Reconcile("ns/train-pg");
+  got = fc->Get(api::PodGroup::Resource(), "ns", "train-pg");
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE((*got)["metadata"].value("annotations", api::json::object()).contains(kTrainingSinceAnnotation))
+      << "the new PodGroup got the old one's start: " << got->dump();
+  clock.Advance(kTrainingPersistAfter - seconds(15));
   res = r.Reconcile("ns/train-pg");
   EXPECT_TRUE(res.status.ok()) << res.status;
   EXPECT_TRUE(res.requeue_after.has_value());  // refreshed while it runs
