@@ -15,13 +15,8 @@ source "$ROOT/bench/tools/in_cluster.sh"
 reexec_in_cluster "$HERE/smalljobs.sh" 1800 "$@"
 source "$ROOT/tests/e2e/lib/common.sh"
 trap stop_roles EXIT
-install_crds || fail "CRDs not Established"
 NODES=${NODES:-1000}
-# shellcheck disable=SC2086  # NODESIM_ARGS is a word list
-start_sim_nodes "$NODES" "$TEPHRA_E2E_LOG_DIR/nodesim.log" --nodes "$NODES" --cpu 32 --gpus 0 ${NODESIM_ARGS:-} ||
-  fail "$NODES simulated nodes not Ready"
-# PodGroups name the default queue before any scheduler runs.
-create_default_queues || fail "default queues not created"
+bench_nodes
 # OUT=<file> keeps the output (the cluster's log directory goes away with it on success).
 BENCH_JSON=$TEPHRA_E2E_LOG_DIR/smalljobs.json NODES=$NODES python3 "$HERE/smalljobs.py" | tee "${OUT:-/dev/null}" ||
   fail "smalljobs.py failed"

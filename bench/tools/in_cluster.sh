@@ -14,3 +14,14 @@ reexec_in_cluster() {
   export TEPHRA_E2E_TEST_TIMEOUT=${TEPHRA_E2E_TEST_TIMEOUT:-$timeout}
   exec bash "$root/tests/e2e/run-with-cluster.sh" bash "$script" inner
 }
+
+# After tests/e2e/lib/common.sh is sourced: the CRDs, $NODES simulated nodes (32 cpu, no GPUs, plus
+# NODESIM_ARGS) Ready and untainted, and the root and default queues that PodGroups name before any
+# scheduler runs. Fails the bench (common.sh's fail) when any of it does not come up.
+bench_nodes() {
+  install_crds || fail "CRDs not Established"
+  # shellcheck disable=SC2086  # NODESIM_ARGS is a word list
+  start_sim_nodes "$NODES" "$TEPHRA_E2E_LOG_DIR/nodesim.log" --nodes "$NODES" --cpu 32 --gpus 0 ${NODESIM_ARGS:-} ||
+    fail "$NODES simulated nodes not Ready"
+  create_default_queues || fail "default queues not created"
+}

@@ -139,11 +139,14 @@ Status FakeClient::Watch(const ResourceInfo& r, const std::string& ns, const Lis
     }
   } clear_on_exit{opts.canceller};
 
+  // The close epoch is read before the watch counts as active: a caller that saw ActiveWatches() > 0 and then
+  // called CloseWatches() must end this watch. Read after, a close in between became the watch's own baseline
+  // and the watch never ended (a hang seen under TSan).
+  const uint64_t epoch = close_epoch_.load();
   {
     core::MutexLock l(mu_);
     ++active_watches_;
   }
-  const uint64_t epoch = close_epoch_.load();
   auto stopped = [&] { return close_epoch_.load() != epoch || destroying_.load() || cancelled->load(); };
   Status result;
   while (true) {
