@@ -33,8 +33,9 @@ run_ctest() {
   return "${PIPESTATUS[0]}"
 }
 report() {
-  # The report must never change the run's verdict: keep the status the run ended with.
-  local rc=$?
+  # The report must never change the run's verdict: keep the status the run ended with (passed as $1 by a
+  # trap that runs other commands first, which would reset $?).
+  local rc=${1:-$?}
   set +e
   echo "== stage times"
   for s in "${STAGES[@]}"; do echo "   $s"; done
@@ -92,7 +93,7 @@ SAN_LOG=$ROOT/build-sanitizers.log
 setsid -w bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash "$0" run "$1" "$2"' \
   "$ROOT/scripts/sanitizer-builds.sh" "$ROOT" "$JOBS" >"$SAN_LOG" 2>&1 </dev/null &
 SAN_PID=$!
-trap 'kill -- -"$SAN_PID" 2>/dev/null || true; report' EXIT
+trap 'st=$?; kill -- -"$SAN_PID" 2>/dev/null || true; report "$st"' EXIT
 
 if [ $# -eq 0 ]; then
   run_ctest "$BUILD" release -j"$JOBS" -LE '^bench$'
