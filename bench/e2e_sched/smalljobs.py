@@ -94,18 +94,18 @@ class Poster:
 def submit(make, prefix, ids, threads, t_create, rate=None):
     """Creates jobs `ids` over `threads` connections (at `rate` per second when given), noting each create
     request's start time in t_create as it returns (a dict write is atomic: the watcher reads it meanwhile)."""
-    errs, lock = [], threading.Lock()
-    todo = list(ids)
+    errs, lock, next_n = [], threading.Lock(), [0]
     t0 = time.time()
 
     def work():
         c = conn()
         while True:
             with lock:
-                if not todo:
+                n = next_n[0]
+                if n >= len(ids):
                     return
-                i = todo.pop(0)
-                n = len(ids) - len(todo) - 1
+                next_n[0] += 1
+            i = ids[n]
             if rate:
                 delay = t0 + n / rate - time.time()
                 if delay > 0:

@@ -142,6 +142,11 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # The pieces most e2e scripts start with. They expect KUBECONFIG, TEPHRA_BIN and TEPHRA_SOURCE_DIR.
 # install_crds: applies the project's CRDs and waits until the API server serves them (a CRD whose status
 # has no conditions yet makes `kubectl wait` fail at once, so it is retried).
+install_crds() {
+  "$KUBECTL" --request-timeout 20s apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null || return 1
+  _crds_established() { "$KUBECTL" --request-timeout 20s wait --for condition=Established --timeout 10s crd --all; }
+  wait_until "CRDs Established" 60 _crds_established
+}
 # The queues `tephra scheduler` creates at start-up (as Volcano's does), for scenarios and benches that need
 # them before a scheduler runs or without one: root, and default under it. Idempotent.
 create_default_queues() {
@@ -156,12 +161,6 @@ kind: Queue
 metadata: {name: default}
 spec: {weight: 1, reclaimable: true, parent: root}
 YAML
-}
-
-install_crds() {
-  "$KUBECTL" --request-timeout 20s apply -f "$TEPHRA_SOURCE_DIR/crds/" >/dev/null || return 1
-  _crds_established() { "$KUBECTL" --request-timeout 20s wait --for condition=Established --timeout 10s crd --all; }
-  wait_until "CRDs Established" 60 _crds_established
 }
 # start_sim_nodes <count> <logfile> [nodesim args...]: starts `tephra nodesim`, waits until <count> nodes are
 # registered and Ready, and lifts the not-ready:NoSchedule taint the API server's admission puts on new nodes

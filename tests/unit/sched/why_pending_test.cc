@@ -300,11 +300,6 @@ TEST(WhyPending, RefreshedMessagesShareTheBudget) {
   EXPECT_NE(written["ns/w1299"], before) << "the refresh reaches the back of the line eventually";
 }
 
-}  // namespace
-}  // namespace tephra::sched::testing
-
-namespace tephra::sched::testing {
-namespace {
 
 // A burst of vcjobs: the scheduler admits each PodGroup (Inqueue) before the job controller has created its
 // pods. Such a job waits for the controller, not in the line, so it gets no queue position, and nothing is

@@ -230,11 +230,6 @@ TEST(StatusWriterTest, CounterOnlyStatusIsHeldWhileThePhaseChangeIsInFlight) {
   EXPECT_EQ((*got)["status"]["phase"], "Running");
 }
 
-}  // namespace
-}  // namespace tephra::scheduler
-
-namespace tephra::scheduler {
-namespace {
 
 // A Queue's allocation moves with every cycle of a burst; it is written at most once per interval, the
 // newest value replacing the held ones.

@@ -170,11 +170,6 @@ TEST_F(QueueReconcilerTest, DeletedQueueDropsCommand) {
   EXPECT_EQ(State("gone"), "Open");
 }
 
-}  // namespace
-}  // namespace tephra::reconcilers::queue
-
-namespace tephra::reconcilers::queue {
-namespace {
 
 // A burst of PodGroup changes is counted once per kPodGroupCountDelay, not once per change: each count walks
 // every PodGroup of the queue, so counting per change made a burst of small jobs quadratic.
