@@ -179,7 +179,19 @@ running_pods() { k get pods -n $NS -l "volcano.sh/job-name=$1" --field-selector 
 # leaving the CPU of the nodes that hold a training pod idle; to be investigated in the scheduler).
 filler_runs() { [ "$(running_pods filler)" -ge 4 ]; }
 wait_until "filler Running with 4 or more pods" 90 filler_runs || { dump; fail "filler runs $(running_pods filler)/12 pods"; }
-note "filler runs $(running_pods filler)/12 pods"
+# The filler may still be growing (its pods bind over a few cycles). The urgent gang must come once the filler
+# holds all the room it can get: sent earlier, it takes the room the rest of the filler was about to use and
+# preempts nothing, and the eviction panels stay empty (seen once in CI, with the filler at 4/12).
+bound_pods() { k get pods -n $NS -l "volcano.sh/job-name=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true; }
+filler_settled() {
+  local before
+  before=$(bound_pods filler)
+  wait_scheduler_cycles "$SCHED_METRICS" 2 30 >/dev/null || return 1
+  [ "$(bound_pods filler)" -eq "$before" ]
+}
+wait_until "filler placed as far as it goes (bound pods unchanged over two cycles)" 90 filler_settled ||
+  { dump; fail "filler kept changing: $(bound_pods filler)/12 pods bound"; }
+note "filler runs $(running_pods filler)/12 pods ($(bound_pods filler) bound)"
 job urgent team-a 2 2 '{cpu: "5", memory: 1Gi}' '{tephra.io/sim-run-seconds: "3600"}' "  runningEstimate: 1h" \
   "  priorityClassName: e2e-high" | k apply -f - >/dev/null
 urgent_running() { [ "$(running_pods urgent)" -eq 2 ]; }
